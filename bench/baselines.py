@@ -1,0 +1,88 @@
+"""The two flat baselines the context graph is measured against.
+
+Both get every turn (facts, distractors and earlier questions) as it was
+spoken; neither is handicapped: the raw dump answers with the transcript line
+that best overlaps the question (stems, not surface words), the RAG with the
+most similar chunk, and both skip lines that are themselves questions, which
+no reader would take for an answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.metrics.pairwise import cosine_similarity
+
+from ctxneo.model import UNKNOWN, Turn
+from ctxneo.text import tokens
+
+
+def _line(turn: Turn) -> str:
+    return f"{turn.speaker}: {turn.text}"
+
+
+def _is_question(turn: Turn) -> bool:
+    return turn.turn_type == "query" or turn.text.rstrip().endswith("?")
+
+
+class RawHistoryDump:
+    """Every turn appended verbatim; the whole transcript is every query's context."""
+
+    name = "raw"
+
+    def __init__(self) -> None:
+        self.turns: list[Turn] = []
+
+    def ingest(self, turn: Turn) -> None:
+        self.turns.append(turn)
+
+    def answer(self, question: str) -> tuple[str, str, list[str]]:
+        """Return (answer, context, evidence lines)."""
+        context = "\n".join([*(_line(t) for t in self.turns), f"Q: {question}"])
+        wanted = {t.stem for t in tokens(question) if not t.stop}
+        best: tuple[int, Turn] | None = None
+        # Newest first, so on equal overlap the most recent statement wins.
+        for turn in reversed(self.turns):
+            if _is_question(turn):
+                continue
+            overlap = len(wanted & {t.stem for t in tokens(turn.text) if not t.stop})
+            if overlap and (best is None or overlap > best[0]):
+                best = (overlap, turn)
+        if best is None:
+            return UNKNOWN, context, []
+        return _line(best[1]), context, [_line(best[1])]
+
+
+class VectorRAG:
+    """Every turn a chunk; TF-IDF cosine similarity; the top ``k`` chunks are the context."""
+
+    name = "rag"
+
+    def __init__(self, top_k: int = 3) -> None:
+        self.top_k = top_k
+        self.turns: list[Turn] = []
+
+    def ingest(self, turn: Turn) -> None:
+        self.turns.append(turn)
+
+    def retrieve(self, question: str) -> list[str]:
+        chunks = [_line(t) for t in self.turns if not _is_question(t)]
+        if not chunks:
+            return []
+        try:
+            matrix = TfidfVectorizer().fit_transform([*chunks, question])
+        except ValueError:  # only stop words everywhere: nothing to match on
+            return []
+        sims = cosine_similarity(matrix[-1], matrix[:-1]).flatten()
+        order = sorted(range(len(chunks)), key=lambda i: (-sims[i], -i))[: self.top_k]
+        return [chunks[i] for i in order if sims[i] > 0]
+
+    def answer(self, question: str) -> tuple[str, str, list[str]]:
+        top = self.retrieve(question)
+        context = "\n".join([f"Q: {question}", *top])
+        return (top[0] if top else UNKNOWN), context, top
+
+
+def transcript_of(turns: Sequence[Turn]) -> str:
+    return "\n".join(_line(t) for t in turns)

@@ -1,0 +1,420 @@
+"""From question text to what it mentions: entities, predicates and cues.
+
+Everything here is a general rule over words, stems and positions; no
+scenario's phrase appears in code. An entity is linked when the question
+covers enough of its name's stems (or of an alias a user registered); a
+predicate's words are matched to question words by stem, by prefix (``auth``
+in ``authentication``) or through the related-words lexicon.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from ctxneo.stores.base import EntityHit
+from ctxneo.text import STOPWORDS, Token, is_identifier, name_stems, split_words, stem, tokens
+
+EXACT, RELATED, PREFIX = 1.0, 0.8, 0.7
+
+# Words that turn a question into a history or provenance question, or ask for a count.
+_FIRST = {stem(w) for w in "originally original initially initial first earliest start".split()}
+_PREVIOUS = {
+    stem(w) for w in "previous previously prior before earlier formerly former old".split()
+}
+_CHANGE = {
+    stem(w)
+    for w in (
+        "change changed switch switched move moved update updated raise raised lower lowered drop "
+        "dropped bump bumped reduce reduced increase increased replace replaced swap swapped "
+        "revise revised reassign reassigned reclassify reclassified"
+    ).split()
+}
+#: Verbs of saying and deciding: "who *set* X" may ask who stated a fact.
+STATED = {
+    stem(w)
+    for w in (
+        "decide decision set say state flag log choose change confirm determine note propose "
+        "announce record mention suggest detect identify find trace specify configure establish "
+        "raise update "
+        "make call pick report notice spot discover bump lower drop reclassify revise move switch "
+        "escalate downgrade upgrade approve sign rate assess classify mark label estimate measure "
+        "negotiate agree settle fix finalize finalise add remove create open close put write"
+    ).split()
+}
+_WH = {"who", "whom", "whose", "what", "which", "where", "when", "why", "how"}
+_ASKS_FOR_SPEAKER = {stem(w) for w in "agent speaker person".split()}
+# The question word itself hints at a relation: "where" at a location, "when" at a date.
+_WH_HINTS = {
+    "where": "location",
+    "when": "date",
+    "long": "duration",
+    "much": "cost",
+    "why": "cause",
+    "who": "owner",
+    "whom": "owner",
+}
+# ...and at the shape of the answer.
+_SHAPE_WORDS = {
+    "date": {stem(w) for w in "date day time deadline when".split()},
+    "duration": {stem(w) for w in "duration period long".split()},
+    "amount": {stem(w) for w in "cost price budget amount much".split()},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A question read into words and cues."""
+
+    text: str
+    words: tuple[Token, ...]
+    content: tuple[Token, ...]
+    wh: Token | None  # the first question word
+    type_positions: frozenset[int]  # the noun after "which"/"what": "which *team* owns"
+    history: str | None  # "first", "previous" or None
+    asks_speaker: bool  # "who ...", "which agent ..."
+    after_wh: tuple[int, ...]  # content positions after the question word and its noun
+    count: bool
+    hint: Token | None  # the question word as a relation word ("where" -> location)
+    shape: str | None  # the answer's expected shape: date, duration, amount
+
+    def positions(self) -> frozenset[int]:
+        return frozenset(t.pos for t in self.content)
+
+
+def read_question(text: str) -> Question:
+    """Split a question into words and find its cues (history, provenance, count)."""
+    words = tuple(tokens(text))
+    content = tuple(t for t in words if not t.stop)
+    stems = {t.stem for t in content}
+    wh = next((t for t in words if t.word in _WH), None)
+    type_positions: set[int] = set()
+    if wh is not None and wh.word in {"which", "what", "whose"}:
+        for follower in words[wh.pos + 1 : wh.pos + 4]:
+            if follower.stop:
+                break
+            type_positions.add(follower.pos)
+            if follower.possessive:  # "which supplier's shipment": the supplier is asked for
+                break
+    history = None
+    if stems & _FIRST:
+        history = "first"
+    elif stems & _PREVIOUS or ("from" in {t.word for t in words} and stems & _CHANGE):
+        history = "previous"
+    type_stems = {words[p].stem for p in type_positions}
+    asks_speaker = wh is not None and (
+        wh.word in {"who", "whom"} or bool(type_stems & _ASKS_FOR_SPEAKER)
+    )
+    start = max([*type_positions, wh.pos]) if wh is not None else -1
+    after_wh = tuple(t.pos for t in content if t.pos > start)
+    nxt = words[wh.pos + 1] if wh is not None and wh.pos + 1 < len(words) else None
+    count = wh is not None and wh.word == "how" and nxt is not None and nxt.word == "many"
+    hint = None
+    if wh is not None:
+        key = nxt.word if wh.word == "how" and nxt is not None else wh.word
+        if key in _WH_HINTS:
+            anchor = nxt if wh.word == "how" and nxt is not None else wh
+            hint = Token(anchor.pos, anchor.word, stem(_WH_HINTS[key]))
+    shape_stems = (
+        type_stems
+        | ({hint.stem} if hint else set())
+        | ({stem(nxt.word)} if wh is not None and wh.word == "how" and nxt is not None else set())
+    )
+    shape = next((name for name, words_ in _SHAPE_WORDS.items() if shape_stems & words_), None)
+    return Question(
+        text,
+        words,
+        content,
+        wh,
+        frozenset(type_positions),
+        history,
+        asks_speaker,
+        after_wh,
+        count,
+        hint,
+        shape,
+    )
+
+
+class Lexicon:
+    """Groups of related words (stemmed), from ``data/related_words.txt`` and extra files."""
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self.groups: dict[str, set[int]] = {}
+        for number, line in enumerate(lines):
+            line = line.split("#", 1)[0].strip()
+            for word in line.split():
+                for piece in split_words(word):
+                    self.groups.setdefault(stem(piece), set()).add(number)
+
+    def related(self, a: str, b: str) -> bool:
+        ga = self.groups.get(a)
+        return bool(ga and ga & self.groups.get(b, set()))
+
+    @classmethod
+    def default(cls, extra: Sequence[str | Path] = ()) -> Lexicon:
+        lines = resources.files("ctxneo").joinpath("data/related_words.txt").read_text("utf-8")
+        texts = [lines]
+        env = os.environ.get("CTXNEO_LEXICON")
+        for path in [*extra, *([env] if env else [])]:
+            texts.append(Path(path).read_text("utf-8"))
+        return cls("\n".join(texts).splitlines())
+
+
+def word_match(q: str, n: str, lexicon: Lexicon, *, allow_prefix: bool = True) -> float:
+    """How well question stem ``q`` stands for name/predicate stem ``n`` (0 when not at all)."""
+    if q == n:
+        return EXACT
+    if allow_prefix and min(len(q), len(n)) >= 4 and (q.startswith(n) or n.startswith(q)):
+        return PREFIX
+    if lexicon.related(q, n):
+        return RELATED
+    return 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """An entity the question mentions: how much of its name, at which positions.
+
+    ``positions`` maps each question position the name explains to a weight:
+    the word's match strength scaled by ``coverage``, so a partly named entity
+    explains less than a fully named one.
+    """
+
+    entity: str
+    surface: str
+    coverage: float
+    positions: dict[int, float] = field(hash=False, compare=False)
+    exact: bool = False
+
+    @property
+    def strength(self) -> float:
+        return sum(self.positions.values())
+
+
+@lru_cache(maxsize=100_000)
+def _surface_stems(surface: str) -> tuple[tuple[str, ...], bool]:
+    return name_stems(surface), is_identifier(surface)
+
+
+@dataclass(frozen=True, slots=True)
+class Cover:
+    """How much of a name a question covers: the share, the positions, the name stems hit."""
+
+    coverage: float
+    positions: dict[int, float]
+    exact: bool
+    stems: frozenset[str]
+
+
+_NOTHING = Cover(0.0, {}, False, frozenset())
+
+
+def cover(question: Question, surface: str) -> Cover:
+    """How much of ``surface``'s name the question covers, and at which positions.
+
+    Each name stem is matched to its best question word: the same stem, or (for
+    identifier names, whose parts are often abbreviations) a prefix such as
+    ``auth`` of ``authentication``. A stopword or one-letter part (the ``A`` of
+    ``Source_A``, the ``2`` of ``Release_4_2``) only counts when a run of
+    adjacent matched words joins it to a distinctive part, so the article "a"
+    alone does not link ``Source_A``.
+    """
+    stems, identifier = _surface_stems(surface)
+    if not stems:
+        return _NOTHING
+    words = question.words
+    matched: dict[int, tuple[int, float]] = {}  # name index -> (question position, strength)
+    used: set[int] = set()
+    for i, n in enumerate(stems):
+        best: tuple[int, float] | None = None
+        for t in words:
+            if t.pos in used:
+                continue
+            if t.stem == n:
+                s = EXACT
+            elif (
+                identifier
+                and len(n) >= 3
+                and not t.stop
+                and len(t.stem) > len(n)
+                and t.stem.startswith(n)
+            ):
+                s = PREFIX
+            else:
+                continue
+            if best is None or s > best[1]:
+                best = (t.pos, s)
+        if best is not None:
+            matched[i] = best
+            used.add(best[0])
+    weak = {i for i, n in enumerate(stems) if n in STOPWORDS or len(n) == 1}
+    at = {p: i for i, (p, _) in matched.items()}
+    anchored = {p for p, i in at.items() if i not in weak}
+    frontier = list(anchored)
+    while frontier:  # spread from distinctive parts along adjacent matched words
+        p = frontier.pop()
+        for q in (p - 1, p + 1):
+            if q in at and q not in anchored:
+                anchored.add(q)
+                frontier.append(q)
+    matched = {i: m for i, m in matched.items() if m[0] in anchored}
+    if not matched:
+        return _NOTHING
+    weights = [0.5 if i in weak else 1.0 for i in range(len(stems))]
+    coverage = sum(weights[i] * s for i, (_, s) in matched.items()) / sum(weights)
+    ordered = [matched[i][0] for i in sorted(matched)]
+    exact = (
+        len(matched) == len(stems)
+        and all(s == EXACT for _, s in matched.values())
+        and ordered == list(range(ordered[0], ordered[0] + len(ordered)))
+    )
+    return Cover(coverage, dict(matched.values()), exact, frozenset(stems[i] for i in matched))
+
+
+def link_entities(
+    question: Question,
+    hits: Sequence[EntityHit],
+    *,
+    threshold: float = 0.5,
+    distinctive: float = 0.3,
+) -> list[Link]:
+    """The entities among ``hits`` that the question mentions, best first.
+
+    A name (or alias) is linked when the question covers at least half of it,
+    or at least ``distinctive`` of it when every word it matches belongs to no
+    other candidate ("the contract with Harbor" -> ``Harbor_MSA_2025``). Best
+    first: exact mentions, then coverage times the words explained, then name.
+    """
+    df: dict[str, int] = {}
+    for hit in hits:
+        for st in {st for surface in (hit.name, *hit.aliases) for st in name_stems(surface)}:
+            df[st] = df.get(st, 0) + 1
+    links: list[Link] = []
+    for hit in hits:
+        best: Link | None = None
+        for surface in (hit.name, *hit.aliases):
+            c = cover(question, surface)
+            words = [question.words[p] for p in c.positions]
+            if not any(len(w.word) > 1 and not w.stop for w in words):
+                continue
+            distinct = [st for st in c.stems if st not in STOPWORDS and len(st) > 1]
+            unique = [st for st in distinct if df.get(st, 0) <= 1]
+            if not c.exact and c.coverage < 1.0 and not unique:
+                continue  # only a class word ("the crew") shared with other entities
+            if c.coverage < threshold and not (
+                c.coverage >= distinctive
+                and len(unique) == len(distinct)
+                and any(len(w.word) >= 3 and not w.stop for w in words)
+            ):
+                continue
+            positions = {p: st * c.coverage for p, st in c.positions.items()}
+            link = Link(hit.name, surface, c.coverage, positions, c.exact)
+            if best is None or (link.exact, link.strength) > (best.exact, best.strength):
+                best = link
+        if best is not None:
+            links.append(best)
+    links.sort(key=lambda lk: (not lk.exact, -lk.coverage * lk.strength, -lk.coverage, lk.entity))
+    return _drop_shadowed(links)
+
+
+def _drop_shadowed(links: list[Link]) -> list[Link]:
+    """Drop a partial link whose words all belong to a longer exact mention.
+
+    In "Service_Checkout", ``Service_Payments`` matches "service" too; the
+    exact mention owns those words.
+    """
+    owned: set[int] = set()
+    for link in links:
+        if link.exact:
+            owned |= link.positions.keys()
+    return [lk for lk in links if lk.exact or not lk.positions.keys() <= owned]
+
+
+def lookup_keys(question: Question) -> list[str]:
+    """The index keys to ask a store for: content stems, and prefixes for abbreviations."""
+    keys: set[str] = set()
+    for t in question.words:
+        if t.stop and len(t.word) > 1:
+            continue
+        keys.add(t.stem)
+        if not t.stop and not t.word.isdigit():
+            keys.update(t.stem[:k] for k in range(3, len(t.stem)))
+    return sorted(keys)
+
+
+@lru_cache(maxsize=20_000)
+def predicate_stems(predicate: str) -> tuple[str, ...]:
+    """The meaningful stems of a predicate name (``HAS_TOKEN_EXPIRY`` -> token, expiri)."""
+    return tuple(
+        s
+        for s, w in zip(name_stems(predicate), split_words(predicate), strict=True)
+        if w not in STOPWORDS
+    )
+
+
+HINT_WEIGHT = 0.8
+
+
+def match_predicate(question: Question, predicate: str, lexicon: Lexicon) -> dict[int, float]:
+    """Question positions explained by a predicate's words, with their strength.
+
+    A predicate word explains every question word that stands for it ("what
+    *date* was it *planned* for" -> ``SCHEDULED_FOR``). The question word
+    counts too, more weakly, through its hint: "where" is explained by
+    ``LOCATED_AT``, "when" by ``SCHEDULED_FOR``.
+    """
+    out: dict[int, float] = {}
+    candidates = [(t, 1.0) for t in question.content]
+    if question.hint is not None:
+        candidates.append((question.hint, HINT_WEIGHT))
+    for n in predicate_stems(predicate):
+        for t, weight in candidates:
+            s = word_match(t.stem, n, lexicon) * weight
+            if s > out.get(t.pos, 0.0):
+                out[t.pos] = s
+    return out
+
+
+_MONTHS = (
+    "jan feb mar apr may jun jul aug sep sept oct nov dec january february march april june "
+    "july august september october november december monday tuesday wednesday thursday "
+    "friday saturday sunday mon tue wed thu fri sat sun today tomorrow yesterday tonight "
+    "noon midnight eod weekend week"
+).split()
+_UNITS = (
+    "ms millisecond second sec minute min hour hr day week month year quarter night shift sprint"
+).split()
+_SHAPES = {
+    "date": re.compile(
+        r"\b(" + "|".join(_MONTHS) + r")\b|\b\d{1,2}[:/.]\d{2}\b|\b\d{4}-\d{2}"
+        r"|\b\d{1,2}\s*(am|pm)\b|\bq[1-4]\b|\b(19|20)\d{2}\b",
+        re.IGNORECASE,
+    ),
+    "duration": re.compile(r"\b\d+(\.\d+)?\s*(" + "|".join(_UNITS) + r")s?\b", re.IGNORECASE),
+    "amount": re.compile(
+        r"[$€£¥]\s*\d|\b\d+(\.\d+)?\s*(k|m|bn|million|billion|thousand|usd|eur|"
+        r"gbp|dollars?|euros?|pounds?|percent|%)",
+        re.IGNORECASE,
+    ),
+}
+
+
+def has_shape(value: str, shape: str) -> bool:
+    """Whether a value looks like the kind of answer a question asks for (a date, a duration...)."""
+    return bool(_SHAPES[shape].search(value))
+
+
+def person_like(name: str) -> bool:
+    """Whether a name could answer "who": an identifier or a short proper name, not a phrase."""
+    if is_identifier(name):
+        return True
+    words = name.split()
+    return (
+        0 < len(words) <= 3 and all(w[:1].isupper() for w in words) and not re.search(r"\d", name)
+    )

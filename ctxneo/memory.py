@@ -1,0 +1,160 @@
+"""``Memory``: the one object applications use, over either store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ctxneo.answer import Answerer
+from ctxneo.errors import InvalidFactError
+from ctxneo.linking import Lexicon
+from ctxneo.model import Answer, Fact, NewFact, check_predicate
+from ctxneo.stores.base import Store
+
+FactLike = NewFact | Mapping[str, Any] | tuple[str, str, str]
+
+
+class Memory:
+    """A context-graph memory: remember facts, ask questions, read history.
+
+    Open one with :meth:`open`; use it as a context manager or call
+    :meth:`close`. It is safe to share between threads (each store guards
+    its own state).
+    """
+
+    def __init__(self, store: Store, *, lexicon: Lexicon | None = None) -> None:
+        self.store = store
+        self._answerer = Answerer(store, lexicon)
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | None = None,
+        *,
+        uri: str | None = None,
+        user: str | None = None,
+        password: str | None = None,
+        database: str | None = None,
+        namespace: str = "default",
+        lexicon: Lexicon | None = None,
+    ) -> Memory:
+        """Open a memory.
+
+        Args:
+            path: a journal file for the embedded store (created if missing);
+                ``None`` keeps the memory in process only.
+            uri: a Neo4j URI (``bolt://``, ``neo4j://``, ``neo4j+s://``...);
+                when given, the memory lives in Neo4j instead.
+            user, password, database: Neo4j credentials and database name.
+            namespace: the Neo4j namespace this memory lives in.
+
+        Raises:
+            JournalError: the journal cannot be read.
+            StoreUnavailable: Neo4j cannot be reached at ``uri``.
+        """
+        if uri is not None:
+            if path is not None:
+                raise InvalidFactError("give either a journal path or a Neo4j URI, not both")
+            from ctxneo.stores.neo4j import Neo4jStore
+
+            store: Store = Neo4jStore(
+                uri, user=user, password=password, database=database, namespace=namespace
+            )
+            store.connect()  # type: ignore[attr-defined]
+        else:
+            from ctxneo.stores.networkx import NetworkXStore
+
+            store = NetworkXStore(path)
+        return cls(store, lexicon=lexicon)
+
+    # -- writes -----------------------------------------------------------------
+
+    def remember(
+        self,
+        subject: str,
+        predicate: str,
+        object: str,
+        *,
+        speaker: str | None = None,
+        turn_id: int | None = None,
+        fact_id: str | None = None,
+        multi: bool = False,
+    ) -> Fact:
+        """Store a fact; a new value of a single-valued (subject, predicate) closes the old one.
+
+        Returns the stored fact (the existing one when the value is unchanged).
+
+        Raises:
+            InvalidFactError: a name is empty or the predicate is not an identifier.
+        """
+        return self.store.remember(
+            NewFact(subject, predicate, object, speaker, turn_id, fact_id, multi)
+        )
+
+    def remember_many(self, facts: Iterable[FactLike]) -> list[Fact]:
+        """Store facts with exactly the semantics of one-at-a-time :meth:`remember`, batched."""
+        return self.store.remember_many([_as_new_fact(f) for f in facts])
+
+    def retract(self, subject: str, predicate: str, object: str | None = None) -> list[Fact]:
+        """Close the current value(s) of (subject, predicate), or just ``object``; return them."""
+        return self.store.retract(subject, check_predicate(predicate), object)
+
+    def declare_multi_valued(self, *predicates: str) -> None:
+        """Make these predicates accumulate values instead of replacing them."""
+        self.store.declare_multi_valued(predicates)
+
+    def alias(self, phrase: str, entity: str) -> None:
+        """Let questions refer to ``entity`` as ``phrase``."""
+        self.store.add_alias(phrase, entity)
+
+    # -- reads --------------------------------------------------------------------
+
+    def ask(self, question: str, *, speaker: str | None = None, as_of: int | None = None) -> Answer:
+        """Answer a question from the graph (``UNKNOWN`` when memory has no answer).
+
+        Args:
+            question: the question text; nothing else about it is used.
+            speaker: who asks (resolves "I", "my").
+            as_of: answer as the memory stood at this sequence number.
+        """
+        return self._answerer.ask(question, speaker=speaker, as_of=as_of)
+
+    def current(self, subject: str, predicate: str | None = None) -> list[Fact]:
+        """The current facts of ``subject`` (and ``predicate``), oldest first."""
+        return [f for f in self.history(subject, predicate) if f.valid_to is None]
+
+    def history(self, subject: str, predicate: str | None = None) -> list[Fact]:
+        """Every fact of ``subject`` (and ``predicate``), current and closed, oldest first."""
+        if predicate is not None:
+            check_predicate(predicate)
+        return self.store.history(subject, predicate)
+
+    def facts(self, entity: str, *, as_of: int | None = None, history: bool = False) -> list[Fact]:
+        """Facts with ``entity`` as subject or object, newest first."""
+        return self.store.facts_of([entity], as_of=as_of, history=history)
+
+    def stats(self) -> dict[str, int]:
+        return self.store.stats()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _as_new_fact(f: FactLike) -> NewFact:
+    if isinstance(f, NewFact):
+        return f
+    if isinstance(f, tuple):
+        return NewFact(*f)
+    if isinstance(f, Mapping):
+        try:
+            return NewFact(**f)
+        except TypeError as e:
+            raise InvalidFactError(f"not a fact: {dict(f)!r} ({e})") from e
+    raise InvalidFactError(f"not a fact: {f!r}")

@@ -1,0 +1,240 @@
+"""Load and validate scenario files (format ``ctxneo-scenarios/1``).
+
+A file is checked whole before anything runs; the first problem found is
+raised as a :class:`ScenarioError` naming the file, scenario, turn and field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ctxneo.errors import InvalidFactError, ScenarioError
+from ctxneo.model import Scenario, Turn, check_predicate
+
+FORMAT = "ctxneo-scenarios/1"
+TURN_TYPES = ("fact", "distractor", "query")
+_FACT_FIELDS = ("subject", "predicate", "object", "fact_id")
+
+
+def shipped_suite() -> list[Path]:
+    """The scenario files shipped with ctxneo (the project's own suite), sorted."""
+    root = resources.files("ctxneo.bench").joinpath("scenarios")
+    return sorted(Path(str(p)) for p in root.iterdir() if p.name.endswith(".json"))
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Files named directly, plus every ``*.json`` inside named directories."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        out.extend(sorted(p.glob("*.json")) if p.is_dir() else [p])
+    return out
+
+
+def load_suite(paths: Iterable[str | Path]) -> list[Scenario]:
+    """Load every scenario of every file; names must be unique across files.
+
+    Raises:
+        ScenarioError: a file is missing, is not JSON or is malformed.
+    """
+    scenarios: list[Scenario] = []
+    seen: dict[str, str] = {}
+    for path in expand_paths(paths):
+        for scenario in load_file(path):
+            if scenario.name in seen:
+                raise ScenarioError(
+                    f"duplicate scenario name (also in {seen[scenario.name]})",
+                    file=str(path),
+                    scenario=scenario.name,
+                    field="name",
+                )
+            seen[scenario.name] = str(path)
+            scenarios.append(scenario)
+    return scenarios
+
+
+def load_file(path: str | Path) -> list[Scenario]:
+    """Load and validate one scenario file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ScenarioError(f"cannot read: {e.strerror or e}", file=str(path)) from e
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"not UTF-8 text ({e.reason} at byte {e.start})", file=str(path)) from e
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ScenarioError(
+            f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}", file=str(path)
+        ) from e
+    return parse_document(doc, str(path))
+
+
+def parse_document(doc: Any, file: str) -> list[Scenario]:
+    """Validate a decoded scenario document; ``file`` is used in error messages."""
+    if not isinstance(doc, dict):
+        raise ScenarioError("the document must be a JSON object", file=file)
+    if doc.get("format") != FORMAT:
+        raise ScenarioError(
+            f"expected {FORMAT!r}, got {doc.get('format')!r}", file=file, field="format"
+        )
+    items = doc.get("scenarios")
+    if not isinstance(items, list) or not items:
+        raise ScenarioError("must be a non-empty list", file=file, field="scenarios")
+    names: set[str] = set()
+    out = []
+    for i, item in enumerate(items):
+        scenario = _parse_scenario(item, file, i)
+        if scenario.name in names:
+            raise ScenarioError(
+                "duplicate scenario name", file=file, scenario=scenario.name, field="name"
+            )
+        names.add(scenario.name)
+        out.append(scenario)
+    return out
+
+
+def _parse_scenario(item: Any, file: str, index: int) -> Scenario:
+    label = f"#{index + 1}"
+    if not isinstance(item, dict):
+        raise ScenarioError("must be a JSON object", file=file, scenario=label)
+    name = item.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ScenarioError("must be a non-empty string", file=file, scenario=label, field="name")
+
+    def fail(message: str, field: str, turn_id: object = None) -> ScenarioError:
+        return ScenarioError(message, file=file, scenario=name, turn_id=turn_id, field=field)
+
+    description = item.get("description", "")
+    if not isinstance(description, str):
+        raise fail("must be a string", "description")
+    multi = item.get("multi_valued_predicates", [])
+    if not isinstance(multi, list) or not all(isinstance(p, str) for p in multi):
+        raise fail("must be a list of predicate names", "multi_valued_predicates")
+    for p in multi:
+        _check_predicate(p, fail, "multi_valued_predicates")
+    aliases = item.get("aliases", {})
+    if not isinstance(aliases, dict) or not all(
+        isinstance(k, str) and k.strip() and isinstance(v, str) and v.strip()
+        for k, v in aliases.items()
+    ):
+        raise fail("must map phrases to entity names (non-empty strings)", "aliases")
+    raw_turns = item.get("turns")
+    if not isinstance(raw_turns, list) or not raw_turns:
+        raise fail("must be a non-empty list", "turns")
+
+    turns: list[Turn] = []
+    fact_ids: set[str] = set()
+    last_id: int | None = None
+    for position, raw in enumerate(raw_turns):
+        turn = _parse_turn(raw, position, fail)
+        if last_id is not None and turn.turn_id <= last_id:
+            raise fail(f"turn ids must increase (previous was {last_id})", "turn_id", turn.turn_id)
+        last_id = turn.turn_id
+        if turn.turn_type == "fact":
+            assert turn.fact_id is not None
+            if turn.fact_id in fact_ids:
+                raise fail(f"duplicate fact_id {turn.fact_id!r}", "fact_id", turn.turn_id)
+            fact_ids.add(turn.fact_id)
+        elif turn.turn_type == "query":
+            unknown = [f for f in turn.required_fact_ids if f not in fact_ids]
+            if unknown:
+                raise fail(
+                    f"names facts not stated before this turn: {unknown}",
+                    "required_fact_ids",
+                    turn.turn_id,
+                )
+        turns.append(turn)
+    return Scenario(
+        name=name,
+        description=description,
+        turns=tuple(turns),
+        multi_valued_predicates=frozenset(multi),
+        aliases=tuple(sorted(aliases.items())),
+        source=file,
+    )
+
+
+def _check_predicate(predicate: str, fail: Any, field: str, turn_id: object = None) -> None:
+    try:
+        check_predicate(predicate)
+    except InvalidFactError as e:
+        raise fail(str(e), field, turn_id) from None
+
+
+def _parse_turn(raw: Any, position: int, fail: Any) -> Turn:
+    if not isinstance(raw, dict):
+        raise fail(f"turn #{position + 1} must be a JSON object", "turns")
+    turn_id = raw.get("turn_id")
+    if not isinstance(turn_id, int) or isinstance(turn_id, bool):
+        raise fail(f"turn #{position + 1}: must be an integer, got {turn_id!r}", "turn_id")
+
+    def text_field(key: str, *, required: bool = True) -> str | None:
+        value = raw.get(key)
+        if value is None and not required:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise fail("must be a non-empty string", key, turn_id)
+        return value
+
+    turn_type = raw.get("turn_type")
+    if turn_type not in TURN_TYPES:
+        raise fail(
+            f"must be one of {', '.join(TURN_TYPES)}, got {turn_type!r}", "turn_type", turn_id
+        )
+    speaker = text_field("speaker")
+    text = text_field("text")
+    assert speaker is not None and text is not None
+    if turn_type == "fact":
+        subject, predicate, obj, fact_id = (text_field(k) for k in _FACT_FIELDS)
+        assert predicate is not None
+        _check_predicate(predicate, fail, "predicate", turn_id)
+        return Turn(
+            turn_id,
+            turn_type,
+            speaker,
+            text,
+            subject=subject,
+            predicate=predicate,
+            object=obj,
+            fact_id=fact_id,
+        )
+    if turn_type == "query":
+        query_type = text_field("query_type", required=False)
+        required = raw.get("required_fact_ids", [])
+        if not isinstance(required, list) or not all(isinstance(f, str) for f in required):
+            raise fail("must be a list of fact ids", "required_fact_ids", turn_id)
+        truth = raw.get("ground_truth")
+        if truth is not None:
+            items = [truth] if isinstance(truth, str) else truth
+            if (
+                not isinstance(items, list)
+                or not items
+                or not all(isinstance(t, str) and t.strip() for t in items)
+            ):
+                raise fail("must be a non-empty string or a list of them", "ground_truth", turn_id)
+            truth = tuple(items)
+        return Turn(
+            turn_id,
+            turn_type,
+            speaker,
+            text,
+            query_type=query_type,
+            required_fact_ids=tuple(required),
+            ground_truth=truth,
+        )
+    stray = [k for k in (*_FACT_FIELDS, "ground_truth") if raw.get(k) is not None]
+    if stray:
+        raise fail("a distractor carries no fact or answer", stray[0], turn_id)
+    return Turn(turn_id, turn_type, speaker, text)
+
+
+def iter_queries(scenarios: Iterable[Scenario]) -> Iterator[tuple[Scenario, Turn]]:
+    for scenario in scenarios:
+        for turn in scenario.turns:
+            if turn.turn_type == "query":
+                yield scenario, turn

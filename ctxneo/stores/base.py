@@ -1,0 +1,153 @@
+"""The store contract: the writes a memory makes and the graph questions it asks.
+
+The answerer decides *what* to look for; a store only knows *how* to fetch it.
+Every read is one question to the store (one Cypher round trip on Neo4j), and
+every store returns plain :class:`~ctxneo.model.Fact` values, never driver or
+graph-library objects. Lists come back in a documented order so that both
+stores give the answerer the same input and so the same answers.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from ctxneo.model import Fact, NewFact
+
+#: Upper bounds on what one store question returns, so a hub entity or a
+#: common predicate cannot turn one question into a scan of the graph.
+MAX_NEIGHBOURS = 500
+MAX_PATHS = 2_000
+MAX_CANDIDATES = 100
+
+
+@dataclass(frozen=True, slots=True)
+class EntityHit:
+    """An entity found in the token index, with the aliases registered for it."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+
+
+class Store(ABC):
+    """A fact store. Implementations: NetworkX (in process) and Neo4j."""
+
+    #: Short name used in reports ("networkx", "neo4j").
+    backend: str = ""
+
+    # -- writes ---------------------------------------------------------------
+
+    @abstractmethod
+    def remember_many(self, facts: Sequence[NewFact]) -> list[Fact]:
+        """Write facts in order, with supersession; return the resulting facts.
+
+        A fact whose (subject, predicate) has a current value closes it, unless
+        the predicate is multi-valued (declared, or the fact says ``multi``);
+        re-stating a current value writes nothing and returns the existing fact.
+        """
+
+    def remember(self, fact: NewFact) -> Fact:
+        return self.remember_many([fact])[0]
+
+    @abstractmethod
+    def retract(self, subject: str, predicate: str, obj: str | None = None) -> list[Fact]:
+        """Close the current facts of (subject, predicate[, object]); return them closed."""
+
+    @abstractmethod
+    def declare_multi_valued(self, predicates: Iterable[str]) -> None:
+        """Mark predicates whose values accumulate instead of replacing each other."""
+
+    @abstractmethod
+    def multi_valued(self) -> frozenset[str]:
+        """The predicates declared multi-valued."""
+
+    @abstractmethod
+    def add_alias(self, phrase: str, entity: str) -> None:
+        """Register ``phrase`` as another name of ``entity`` (data, not code)."""
+
+    @abstractmethod
+    def clear(self) -> None:
+        """Delete everything this memory holds (and only that)."""
+
+    # -- the graph questions --------------------------------------------------
+
+    @abstractmethod
+    def find_entities(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> list[EntityHit]:
+        """Entities whose name or alias has any of the stemmed ``keys``.
+
+        Ranked by the number of distinct keys matched, then by name; at most
+        ``limit``. This is an index lookup, never a scan of every entity.
+        """
+
+    @abstractmethod
+    def predicates(self) -> list[str]:
+        """Every predicate the memory has seen, sorted."""
+
+    @abstractmethod
+    def facts_of(
+        self,
+        entities: Sequence[str],
+        *,
+        as_of: int | None = None,
+        history: bool = False,
+        limit: int = MAX_NEIGHBOURS,
+    ) -> list[Fact]:
+        """Facts with any of ``entities`` as subject or object, newest first.
+
+        Current facts only (or those valid at ``as_of``); with ``history`` also
+        the closed ones. At most ``limit`` per entity.
+        """
+
+    @abstractmethod
+    def two_hop(
+        self, entities: Sequence[str], *, as_of: int | None = None, limit: int = MAX_PATHS
+    ) -> list[tuple[Fact, Fact]]:
+        """Paths of two distinct facts from an entity: each hop in either direction.
+
+        ``(first, second)``: ``first`` touches one of ``entities``, ``second``
+        touches the far end of ``first`` and does not lead back to the entity.
+        Newest first (by first.seq, then second.seq); at most ``limit`` in all.
+        """
+
+    @abstractmethod
+    def facts_with_predicate(
+        self, predicate: str, *, as_of: int | None = None, limit: int = MAX_NEIGHBOURS
+    ) -> list[Fact]:
+        """Facts with this predicate, current (or at ``as_of``), newest first."""
+
+    @abstractmethod
+    def history(self, subject: str, predicate: str | None = None) -> list[Fact]:
+        """Every fact of ``subject`` (and ``predicate``), current and closed, oldest first."""
+
+    @abstractmethod
+    def all_facts(self) -> Iterator[Fact]:
+        """Every fact, current and closed, in sequence order."""
+
+    @abstractmethod
+    def stats(self) -> dict[str, int]:
+        """Counts: facts, current facts, entities, predicates."""
+
+    def close(self) -> None:  # noqa: B027 - stores without resources need not override it
+        """Release connections and files. Idempotent."""
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def supersede(
+    existing: Sequence[Fact], new: NewFact, multi: bool
+) -> tuple[Fact | None, list[Fact]]:
+    """The supersession rule, shared by the stores that decide it in Python.
+
+    Given the current facts of (new.subject, new.predicate), return the
+    current fact that already states ``new.object`` (nothing to write) and the
+    facts the new one closes (none for a multi-valued predicate).
+    """
+    for fact in existing:
+        if fact.object == new.object:
+            return fact, []
+    return None, ([] if multi else [f for f in existing if f.valid_to is None])

@@ -1,0 +1,360 @@
+"""The embedded store: a NetworkX graph in process, optionally journaled to a file.
+
+Layout (every structure is a dict lookup, so a write is O(1) in the graph size):
+
+- ``graph``: a ``networkx.DiGraph`` over entity names; the data dict of edge
+  (subject, object) maps each fact's sequence number to the :class:`Fact`, so
+  parallel facts between two entities (different predicates, or a value
+  stated, changed and stated again) share one edge.
+- ``by_key``: (subject, predicate) -> that pair's facts in sequence order:
+  supersession reads it instead of scanning edges, and it is the history.
+- ``by_predicate``: predicate -> (subject, seq) of its facts in sequence order,
+  read from the newest end to find "the X that has P" without a scan.
+- ``postings``: name stem -> entities (and alias owners) having it: the
+  inverted index the answerer's entity linking uses instead of a node scan.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from ctxneo.errors import JournalError
+from ctxneo.model import Fact, NewFact, check_name, check_predicate
+from ctxneo.stores.base import (
+    MAX_CANDIDATES,
+    MAX_NEIGHBOURS,
+    MAX_PATHS,
+    EntityHit,
+    Store,
+    supersede,
+)
+from ctxneo.stores.journal import Journal, fact_record, record_fact
+from ctxneo.text import index_keys
+
+
+class NetworkXStore(Store):
+    """In-process store; with ``path`` every change is appended to a journal."""
+
+    backend = "networkx"
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self.graph: nx.DiGraph = nx.DiGraph()
+        self.by_key: dict[tuple[str, str], list[Fact]] = {}
+        self.by_predicate: dict[str, list[tuple[str, int]]] = {}
+        self.postings: dict[str, set[str]] = defaultdict(set)
+        self.aliases: dict[str, list[str]] = {}
+        self.multi: set[str] = set()
+        self.seq = 0
+        self.facts_total = 0
+        self.facts_current = 0
+        self._journal: Journal | None = None
+        if self.path is not None:
+            self._journal = Journal(self.path)
+            self._journal.open()
+            with self._journal.locked():
+                self._apply(self._journal.read_new())
+
+    # -- journal --------------------------------------------------------------
+
+    def _sync(self) -> None:
+        """Apply what other processes appended to the journal since we last read it."""
+        if self._journal is not None:
+            with self._journal.locked():
+                self._apply(self._journal.read_new())
+
+    def _apply(self, records: list[dict[str, Any]]) -> None:
+        for r in records:
+            op = r["op"]
+            try:
+                if op == "fact":
+                    self._insert(record_fact(r))
+                elif op == "close":
+                    self._close(self._find(r["s"], r["p"], r["seq"]), r["at"])
+                elif op == "tick":
+                    self.seq = max(self.seq, r["at"])
+                elif op == "multi":
+                    self.multi.add(r["predicate"])
+                elif op == "alias":
+                    self._alias(r["phrase"], r["entity"])
+                else:
+                    raise KeyError(f"unknown op {op!r}")
+            except (KeyError, TypeError) as e:
+                raise JournalError(f"{self.path}: bad {op!r} record {r}: {e}") from e
+
+    def _write(self, records: list[dict[str, Any]], change: Any) -> Any:
+        """Run ``change`` (which mutates memory) and journal its records atomically."""
+        if self._journal is None:
+            return change()
+        with self._journal.locked():
+            self._apply(self._journal.read_new())
+            result = change()
+            if records:
+                self._journal.append(records)
+            return result
+
+    # -- in-memory structures -------------------------------------------------
+
+    def _insert(self, fact: Fact) -> None:
+        s, o = fact.subject, fact.object
+        for name in (s, o):
+            if name not in self.graph:
+                self.graph.add_node(name)
+                for key in index_keys(name):
+                    self.postings[key].add(name)
+        if not self.graph.has_edge(s, o):
+            self.graph.add_edge(s, o)
+        self.graph[s][o][fact.seq] = fact
+        self.by_key.setdefault((s, fact.predicate), []).append(fact)
+        self.by_predicate.setdefault(fact.predicate, []).append((s, fact.seq))
+        self.seq = max(self.seq, fact.seq, fact.valid_to or 0)
+        self.facts_total += 1
+        if fact.valid_to is None:
+            self.facts_current += 1
+
+    def _find(self, subject: str, predicate: str, seq: int) -> Fact:
+        for fact in self.by_key[(subject, predicate)]:
+            if fact.seq == seq:
+                return fact
+        raise KeyError(f"no fact #{seq}")
+
+    def _close(self, fact: Fact, at: int) -> Fact:
+        closed = Fact(
+            fact.subject,
+            fact.predicate,
+            fact.object,
+            fact.seq,
+            fact.valid_from,
+            at,
+            fact.speaker,
+            fact.turn_id,
+            fact.fact_id,
+        )
+        facts = self.by_key[(fact.subject, fact.predicate)]
+        facts[facts.index(fact)] = closed
+        self.graph[fact.subject][fact.object][fact.seq] = closed
+        self.seq = max(self.seq, at)
+        if fact.valid_to is None:
+            self.facts_current -= 1
+        return closed
+
+    def _alias(self, phrase: str, entity: str) -> None:
+        owners = self.aliases.setdefault(entity, [])
+        if phrase not in owners:
+            owners.append(phrase)
+        for key in index_keys(phrase):
+            self.postings[key].add(entity)
+
+    # -- writes ---------------------------------------------------------------
+
+    def remember_many(self, facts: Sequence[NewFact]) -> list[Fact]:
+        checked = [f.checked() for f in facts]
+        records: list[dict[str, Any]] = []
+
+        def change() -> list[Fact]:
+            out = []
+            for new in checked:
+                key = (new.subject, new.predicate)
+                if new.multi and new.predicate not in self.multi:
+                    self.multi.add(new.predicate)
+                    records.append({"op": "multi", "predicate": new.predicate})
+                current = [f for f in self.by_key.get(key, ()) if f.valid_to is None]
+                same, closing = supersede(current, new, new.predicate in self.multi)
+                if same is not None:
+                    out.append(same)
+                    continue
+                seq = self.seq + 1
+                for old in closing:
+                    self._close(old, seq)
+                    records.append(
+                        {
+                            "op": "close",
+                            "s": old.subject,
+                            "p": old.predicate,
+                            "seq": old.seq,
+                            "at": seq,
+                        }
+                    )
+                fact = Fact(
+                    new.subject,
+                    new.predicate,
+                    new.object,
+                    seq,
+                    seq,
+                    None,
+                    new.speaker,
+                    new.turn_id,
+                    new.fact_id,
+                )
+                self._insert(fact)
+                records.append(fact_record(fact))
+                out.append(fact)
+            return out
+
+        return self._write(records, change)
+
+    def retract(self, subject: str, predicate: str, obj: str | None = None) -> list[Fact]:
+        check_predicate(predicate)
+        records: list[dict[str, Any]] = []
+
+        def change() -> list[Fact]:
+            current = [
+                f
+                for f in self.by_key.get((subject, predicate), ())
+                if f.valid_to is None and (obj is None or f.object == obj)
+            ]
+            if not current:
+                return []
+            at = self.seq + 1
+            records.append({"op": "tick", "at": at})
+            closed = [self._close(f, at) for f in current]
+            records.extend(
+                {"op": "close", "s": f.subject, "p": f.predicate, "seq": f.seq, "at": at}
+                for f in closed
+            )
+            return closed
+
+        return self._write(records, change)
+
+    def declare_multi_valued(self, predicates: Iterable[str]) -> None:
+        new = sorted({check_predicate(p) for p in predicates} - self.multi)
+        records = [{"op": "multi", "predicate": p} for p in new]
+        self._write(records, lambda: self.multi.update(new))
+
+    def multi_valued(self) -> frozenset[str]:
+        self._sync()
+        return frozenset(self.multi)
+
+    def add_alias(self, phrase: str, entity: str) -> None:
+        check_name(phrase, "alias phrase")
+        check_name(entity, "entity")
+        if phrase in self.aliases.get(entity, ()):
+            return
+        self._write(
+            [{"op": "alias", "phrase": phrase, "entity": entity}],
+            lambda: self._alias(phrase, entity),
+        )
+
+    def clear(self) -> None:
+        self.graph.clear()
+        self.by_key.clear()
+        self.by_predicate.clear()
+        self.postings.clear()
+        self.aliases.clear()
+        self.multi.clear()
+        self.seq = self.facts_total = self.facts_current = 0
+        if self._journal is not None:
+            with self._journal.locked():
+                assert self._journal._file is not None
+                self._journal._file.truncate(0)
+                self._journal._offset = self._journal._lines = 0
+
+    # -- reads ----------------------------------------------------------------
+
+    def find_entities(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> list[EntityHit]:
+        self._sync()
+        hits: dict[str, int] = defaultdict(int)
+        for key in set(keys):
+            for name in self.postings.get(key, ()):
+                hits[name] += 1
+        best = heapq.nsmallest(limit, hits.items(), key=lambda kv: (-kv[1], kv[0]))
+        return [EntityHit(name, tuple(self.aliases.get(name, ()))) for name, _ in best]
+
+    def predicates(self) -> list[str]:
+        self._sync()
+        return sorted(self.by_predicate)
+
+    def _touching(self, entity: str) -> Iterator[Fact]:
+        if entity not in self.graph:
+            return
+        for _, _, facts in self.graph.out_edges(entity, data=True):
+            yield from facts.values()
+        for _, _, facts in self.graph.in_edges(entity, data=True):
+            yield from facts.values()
+
+    def _adjacent(self, entity: str, as_of: int | None, history: bool, limit: int) -> list[Fact]:
+        facts = (f for f in self._touching(entity) if history or f.valid_at(as_of))
+        # A self-loop is seen from both ends; keep it once.
+        unique = {f.seq: f for f in facts}
+        return heapq.nlargest(limit, unique.values(), key=lambda f: f.seq)
+
+    def facts_of(
+        self,
+        entities: Sequence[str],
+        *,
+        as_of: int | None = None,
+        history: bool = False,
+        limit: int = MAX_NEIGHBOURS,
+    ) -> list[Fact]:
+        self._sync()
+        found: dict[int, Fact] = {}
+        for entity in entities:
+            for fact in self._adjacent(entity, as_of, history, limit):
+                found[fact.seq] = fact
+        return sorted(found.values(), key=lambda f: -f.seq)
+
+    def two_hop(
+        self, entities: Sequence[str], *, as_of: int | None = None, limit: int = MAX_PATHS
+    ) -> list[tuple[Fact, Fact]]:
+        self._sync()
+        paths: dict[tuple[int, int], tuple[Fact, Fact]] = {}
+        for entity in entities:
+            for first in self._adjacent(entity, as_of, False, MAX_NEIGHBOURS):
+                middle = first.object if first.subject == entity else first.subject
+                if middle == entity:
+                    continue
+                for second in self._adjacent(middle, as_of, False, MAX_NEIGHBOURS):
+                    far = second.object if second.subject == middle else second.subject
+                    if second.seq != first.seq and far != entity:
+                        paths[(first.seq, second.seq)] = (first, second)
+        ordered = sorted(paths.items(), key=lambda kv: (-kv[0][0], -kv[0][1]))
+        return [path for _, path in itertools.islice(ordered, limit)]
+
+    def facts_with_predicate(
+        self, predicate: str, *, as_of: int | None = None, limit: int = MAX_NEIGHBOURS
+    ) -> list[Fact]:
+        self._sync()
+        found: list[Fact] = []
+        for subject, seq in reversed(self.by_predicate.get(predicate, ())):
+            fact = self._find(subject, predicate, seq)
+            if fact.valid_at(as_of):
+                found.append(fact)
+                if len(found) == limit:
+                    break
+        return found
+
+    def history(self, subject: str, predicate: str | None = None) -> list[Fact]:
+        self._sync()
+        if predicate is not None:
+            return list(self.by_key.get((subject, predicate), ()))
+        if subject not in self.graph:
+            return []
+        facts = [f for _, _, fs in self.graph.out_edges(subject, data=True) for f in fs.values()]
+        return sorted(facts, key=lambda f: f.seq)
+
+    def all_facts(self) -> Iterator[Fact]:
+        self._sync()
+        facts = [f for fs in self.by_key.values() for f in fs]
+        return iter(sorted(facts, key=lambda f: f.seq))
+
+    def stats(self) -> dict[str, int]:
+        self._sync()
+        return {
+            "facts": self.facts_total,
+            "current_facts": self.facts_current,
+            "entities": self.graph.number_of_nodes(),
+            "predicates": len(self.by_predicate),
+            "last_seq": self.seq,
+        }
+
+    def close(self) -> None:
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None

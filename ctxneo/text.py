@@ -1,0 +1,196 @@
+"""Words from names and questions: splitting, stemming and stopwords.
+
+Entity names are identifiers as often as prose (``Service_Checkout``,
+``AuthModule``, ``Ticket_4471``, ``AWS us-east-1``), so a name is split on
+underscores, punctuation, case changes and letter/digit boundaries, and every
+piece is lower-cased and stemmed with the Snowball English stemmer. Questions
+go through the same function, so "the checkout service's" and
+``Service_Checkout`` meet on the stems ``checkout`` and ``servic``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import snowballstemmer
+
+_STEMMER = snowballstemmer.stemmer("english")
+
+# A word: a run of letters/digits (any script), keeping an apostrophe suffix
+# ("Checkout's") so it can be dropped deliberately below.
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+# Boundaries inside an identifier: aB, ABc (acronym then word), a1, 1a.
+_CAMEL = re.compile(
+    r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])"
+)
+
+#: Function words that never identify an entity or a relation.
+STOPWORDS = frozenset(
+    """
+    a an the of to in on at by for from with without into onto about as and or but nor so
+    is are was were be been being am do does did done doing has have had having
+    it its it's this that these those there here which what who whom whose where when why how
+    i me my we us our you your he him his she her they them their one ones
+    any some all each every no not only same such than then too very can could
+    will would shall should may might must just also still yet now currently current
+    please tell know let s t
+    """.split()
+)
+
+
+# Irregular past forms the stemmer leaves alone ("led" is not "lead" to Snowball).
+_IRREGULAR = {
+    past: base
+    for base, forms in {
+        "lead": "led",
+        "run": "ran",
+        "build": "built",
+        "send": "sent",
+        "hold": "held",
+        "make": "made",
+        "choose": "chose chosen",
+        "buy": "bought",
+        "bring": "brought",
+        "pay": "paid",
+        "sell": "sold",
+        "tell": "told",
+        "write": "wrote written",
+        "find": "found",
+        "keep": "kept",
+        "take": "took taken",
+        "give": "gave given",
+        "go": "went gone",
+        "begin": "began begun",
+        "break": "broke broken",
+        "drive": "drove driven",
+        "fall": "fell fallen",
+        "feel": "felt",
+        "fight": "fought",
+        "freeze": "froze frozen",
+        "grow": "grew grown",
+        "hide": "hid hidden",
+        "know": "knew known",
+        "lose": "lost",
+        "mean": "meant",
+        "meet": "met",
+        "ride": "rode ridden",
+        "rise": "rose risen",
+        "see": "saw seen",
+        "seek": "sought",
+        "set": "set",
+        "shut": "shut",
+        "sit": "sat",
+        "speak": "spoke spoken",
+        "spend": "spent",
+        "stand": "stood",
+        "steal": "stole stolen",
+        "take over": "took over",
+        "teach": "taught",
+        "think": "thought",
+        "throw": "threw thrown",
+        "understand": "understood",
+        "wake": "woke woken",
+        "wear": "wore worn",
+        "win": "won",
+        "say": "said",
+        "do": "did done",
+        "have": "had",
+        "leave": "left",
+        "draw": "drew drawn",
+        "fly": "flew flown",
+        "forget": "forgot forgotten",
+        "get": "got gotten",
+        "lend": "lent",
+        "light": "lit",
+        "shoot": "shot",
+        "sink": "sank sunk",
+        "split": "split",
+        "spread": "spread",
+        "strike": "struck",
+        "swim": "swam swum",
+        "undertake": "undertook undertaken",
+        "withdraw": "withdrew withdrawn",
+        "oversee": "oversaw overseen",
+        "bind": "bound",
+        "dig": "dug",
+        "feed": "fed",
+        "forbid": "forbade forbidden",
+        "overtake": "overtook",
+        "rebuild": "rebuilt",
+        "redo": "redid redone",
+        "rewrite": "rewrote rewritten",
+        "sign": "signed",
+        "stick": "stuck",
+        "weave": "wove woven",
+    }.items()
+    for past in forms.split()
+    if " " not in base
+}
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """The Snowball stem of a lower-case word (digits pass through)."""
+    if word.isdigit():
+        return word.lstrip("0") or "0"
+    return _STEMMER.stemWord(_IRREGULAR.get(word, word))
+
+
+def _split(text: str) -> list[tuple[str, bool]]:
+    """Words of ``text`` in order, each with whether it ended in a possessive ``'s``."""
+    words: list[tuple[str, bool]] = []
+    for match in _WORD.finditer(text):
+        raw = match.group(0)
+        possessive = bool(re.search(r"['’][sS]$", raw))
+        raw = re.split(r"['’]", raw)[0] if possessive else raw.replace("’", "'")
+        pieces = [p.lower() for part in _CAMEL.split(raw) for p in part.split("'") if p]
+        words.extend((p, possessive and i == len(pieces) - 1) for i, p in enumerate(pieces))
+    return words
+
+
+def split_words(text: str) -> list[str]:
+    """Split text or an identifier into lower-case words, in order.
+
+    ``Service_Checkout's`` -> service, checkout; ``AuthModule`` -> auth,
+    module; ``us-east-1`` -> us, east, 1; ``HTTPServer2`` -> http, server, 2.
+    """
+    return [w for w, _ in _split(text)]
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One word of a text: its position, surface form and stem."""
+
+    pos: int
+    word: str
+    stem: str
+    possessive: bool = False
+
+    @property
+    def stop(self) -> bool:
+        return self.word in STOPWORDS
+
+
+def tokens(text: str) -> list[Token]:
+    """Every word of ``text`` with its position and stem."""
+    return [Token(i, w, stem(w), p) for i, (w, p) in enumerate(_split(text))]
+
+
+@lru_cache(maxsize=500_000)
+def name_stems(name: str) -> tuple[str, ...]:
+    """The stems of an entity or predicate name, in order, duplicates kept."""
+    return tuple(stem(w) for w in split_words(name))
+
+
+def index_keys(name: str) -> frozenset[str]:
+    """The keys an entity is found under in a store's token index."""
+    return frozenset(name_stems(name))
+
+
+def is_identifier(name: str) -> bool:
+    """Whether a name looks like an identifier (``AuthModule``, ``Ticket_4471``), not prose."""
+    return " " not in name.strip() and (
+        "_" in name or bool(re.search(r"[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]", name))
+    )
