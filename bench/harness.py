@@ -20,7 +20,7 @@ from ctxneo.memory import Memory
 from ctxneo.model import NewFact, Scenario, Turn
 
 ARCHITECTURES = ("raw", "rag", "graph")
-ARCH_LABELS = {"raw": "Raw history dump", "rag": "Vector RAG (TF-IDF)", "graph": "Context graph"}
+ARCH_LABELS = {"raw": "raw dump", "rag": "vector RAG", "graph": "context graph"}
 NO_BACKEND = "-"
 
 #: Opens a fresh, empty memory for one scenario; the caller closes it.

@@ -38,10 +38,11 @@ from ctxneo.linking import (
     match_predicate,
     person_like,
     read_question,
+    word_match,
 )
 from ctxneo.model import UNKNOWN, Answer, Fact
 from ctxneo.stores.base import Store
-from ctxneo.text import name_stems
+from ctxneo.text import is_identifier, name_stems
 
 MAX_ANCHORS = 4
 DESCRIBED_FACTS = 25
@@ -108,7 +109,7 @@ class Answerer:
             p: m for p in self.store.predicates() if (m := match_predicate(q, p, self.lexicon))
         }
         mentioned = {lk.entity for lk in links if lk.coverage >= 0.999}
-        ctx = _Scoring(q, predicates, mentioned, {lk.entity: lk for lk in anchors})
+        ctx = _Scoring(q, predicates, mentioned, {lk.entity: lk for lk in anchors}, self.lexicon)
 
         # Who-questions may ask for the agent who stated a fact rather than for a
         # value: read them leniently first (stated values may be named, closed
@@ -274,12 +275,14 @@ class _Scoring:
         predicates: dict[str, dict[int, float]],
         mentioned: set[str],
         anchors: dict[str, Link],
+        lexicon: Lexicon,
     ) -> None:
         self.q = q
+        self.lexicon = lexicon
         self.predicates = predicates
         self.mentioned = mentioned
         self.anchors = anchors
-        self.lenient = False  # allow named answers, closed facts and unexplained hops
+        self.lenient = False  # allow named answers and closed facts
         self.values: set[str] = set()
         self._names: dict[str, tuple[float, dict[int, float]]] = {}
         # Where the question asks for a value's shape ("when", "what date"), the
@@ -296,12 +299,15 @@ class _Scoring:
         return self._names[name]
 
     def _typed(self, answer: str) -> dict[int, float]:
-        """Question positions the answer itself explains: "which *team*" -> ``Payments_Team``."""
-        found = {
-            p: s * TYPE_WEIGHT
-            for p, s in self._name(answer)[1].items()
-            if p in self.q.type_positions
-        }
+        """Question positions the answer itself explains: "which *team*" -> ``Payments_Team``,
+        "which *race*" -> "county council election", "*when*" -> a date."""
+        found: dict[int, float] = {}
+        stems = name_stems(answer)
+        for p in self.q.type_positions:
+            asked = self.q.words[p].stem
+            best = max((word_match(asked, n, self.lexicon) for n in stems), default=0.0)
+            if best:
+                found[p] = best * TYPE_WEIGHT
         if self.q.shape is not None and has_shape(answer, self.q.shape):
             for p, w in self._shape_positions.items():
                 found[p] = max(found.get(p, 0.0), w)
@@ -394,15 +400,15 @@ class _Scoring:
             # Asking who stated a value, or what came before it, names the value.
             coverage, strengths = self._name(answer)
             hop_ok[-1] = add(strengths, coverage) or hop_ok[-1]
-        else:
-            # An answer partly named outside the "which X" noun is what the question
+        elif is_identifier(answer):
+            # An entity partly named outside the "which X" noun is what the question
             # talks about, not what it asks for ("who's redlining *the clause*").
             echo = sum(
                 s
                 for p, s in self._name(answer)[1].items()
                 if p not in self.q.type_positions and p not in anchor_positions
             )
-        if not self.lenient and not all(hop_ok):
+        if not all(hop_ok):
             return []
         score = sum(explained.values()) - SECOND_HOP_COST * (len(facts) - 1)
         score -= ECHO_PENALTY * echo

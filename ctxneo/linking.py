@@ -94,7 +94,9 @@ def read_question(text: str) -> Question:
     stems = {t.stem for t in content}
     wh = next((t for t in words if t.word in _WH), None)
     type_positions: set[int] = set()
-    if wh is not None and wh.word in {"which", "what", "whose"}:
+    # "which team", "what date": the noun after the question word is the answer's
+    # kind (not after "what's", where a verb follows).
+    if wh is not None and wh.word in {"which", "what", "whose"} and not wh.possessive:
         for follower in words[wh.pos + 1 : wh.pos + 4]:
             if follower.stop:
                 break
@@ -220,17 +222,20 @@ def cover(question: Question, surface: str) -> Cover:
 
     Each name stem is matched to its best question word: the same stem, or (for
     identifier names, whose parts are often abbreviations) a prefix such as
-    ``auth`` of ``authentication``. A stopword or one-letter part (the ``A`` of
-    ``Source_A``, the ``2`` of ``Release_4_2``) only counts when a run of
-    adjacent matched words joins it to a distinctive part, so the article "a"
-    alone does not link ``Source_A``.
+    ``auth`` of ``authentication``, or words spelling out an upper-case part
+    ("picking station" for the ``PS`` of ``PS-05``). A stopword or one-letter
+    part (the ``A`` of ``Source_A``, the ``2`` of ``Release_4_2``) only counts
+    when it sits next to a matched distinctive part, in the name's order:
+    "Source A" links ``Source_A``, "a source" does not.
     """
     stems, identifier = _surface_stems(surface)
     if not stems:
         return _NOTHING
     words = question.words
     matched: dict[int, tuple[int, float]] = {}  # name index -> (question position, strength)
+    spelled: dict[int, list[int]] = {}  # name index -> the words spelling out an acronym
     used: set[int] = set()
+    acronyms = _acronyms(surface)
     for i, n in enumerate(stems):
         best: tuple[int, float] | None = None
         for t in words:
@@ -243,27 +248,36 @@ def cover(question: Question, surface: str) -> Cover:
                 and len(n) >= 3
                 and not t.stop
                 and len(t.stem) > len(n)
-                and t.stem.startswith(n)
+                and (t.stem.startswith(n))
             ):
                 s = PREFIX
             else:
                 continue
             if best is None or s > best[1]:
                 best = (t.pos, s)
+        if best is None and n in acronyms and (run := _spelled_out(words, n, used)):
+            best = (run[-1], RELATED)
+            spelled[i] = run
+            used.update(run)
         if best is not None:
             matched[i] = best
             used.add(best[0])
     weak = {i for i, n in enumerate(stems) if n in STOPWORDS or len(n) == 1}
-    at = {p: i for i, (p, _) in matched.items()}
-    anchored = {p for p, i in at.items() if i not in weak}
+    anchored = {i for i in matched if i not in weak}
+    if not anchored and len(stems) == 1 and matched:
+        # A one-letter or stopword name ("A") counts when written as the name is,
+        # capitalised and not opening the sentence: "what does A depend on".
+        pos = matched[0][0]
+        if pos > 0 and words[pos].written == surface.strip() and surface.strip()[:1].isupper():
+            anchored = {0}
     frontier = list(anchored)
-    while frontier:  # spread from distinctive parts along adjacent matched words
-        p = frontier.pop()
-        for q in (p - 1, p + 1):
-            if q in at and q not in anchored:
-                anchored.add(q)
-                frontier.append(q)
-    matched = {i: m for i, m in matched.items() if m[0] in anchored}
+    while frontier:  # spread from distinctive parts to neighbours met in the name's order
+        i = frontier.pop()
+        for j in (i - 1, i + 1):
+            if j in matched and j not in anchored and matched[j][0] - matched[i][0] == j - i:
+                anchored.add(j)
+                frontier.append(j)
+    matched = {i: m for i, m in matched.items() if i in anchored}
     if not matched:
         return _NOTHING
     weights = [0.5 if i in weak else 1.0 for i in range(len(stems))]
@@ -274,7 +288,33 @@ def cover(question: Question, surface: str) -> Cover:
         and all(s == EXACT for _, s in matched.values())
         and ordered == list(range(ordered[0], ordered[0] + len(ordered)))
     )
-    return Cover(coverage, dict(matched.values()), exact, frozenset(stems[i] for i in matched))
+    positions = dict(matched.values())
+    for i, run in spelled.items():
+        if i in matched:
+            positions.update(dict.fromkeys(run, RELATED))
+    return Cover(coverage, positions, exact, frozenset(stems[i] for i in matched))
+
+
+_UPPER_RUN = re.compile(r"[A-Z]{2,5}(?![a-z])")
+
+
+@lru_cache(maxsize=100_000)
+def _acronyms(surface: str) -> frozenset[str]:
+    """Upper-case runs of a name that may be initials: the ``PS`` of ``PS-05``."""
+    return frozenset(m.group(0).lower() for m in _UPPER_RUN.finditer(surface))
+
+
+def _spelled_out(words: Sequence[Token], acronym: str, used: set[int]) -> list[int]:
+    """Positions of consecutive question words whose initials spell ``acronym``, if any."""
+    n = len(acronym)
+    for start in range(len(words) - n + 1):
+        run = words[start : start + n]
+        if all(
+            not t.stop and t.pos not in used and t.word[0] == ch
+            for t, ch in zip(run, acronym, strict=True)
+        ):
+            return [t.pos for t in run]
+    return []
 
 
 def link_entities(
@@ -287,30 +327,29 @@ def link_entities(
     """The entities among ``hits`` that the question mentions, best first.
 
     A name (or alias) is linked when the question covers at least half of it,
-    or at least ``distinctive`` of it when every word it matches belongs to no
-    other candidate ("the contract with Harbor" -> ``Harbor_MSA_2025``). Best
-    first: exact mentions, then coverage times the words explained, then name.
+    or at least ``distinctive`` of it with a distinctive word ("the contract
+    with Harbor" -> ``Harbor_MSA_2025``); a partial mention must single the
+    entity out. Best first: exact mentions, then coverage times the words
+    explained, then name.
     """
-    df: dict[str, int] = {}
-    for hit in hits:
-        for st in {st for surface in (hit.name, *hit.aliases) for st in name_stems(surface)}:
-            df[st] = df.get(st, 0) + 1
+    stem_sets = [
+        (hit.name, {st for sf in (hit.name, *hit.aliases) for st in name_stems(sf)}) for hit in hits
+    ]
     links: list[Link] = []
     for hit in hits:
         best: Link | None = None
         for surface in (hit.name, *hit.aliases):
             c = cover(question, surface)
             words = [question.words[p] for p in c.positions]
-            if not any(len(w.word) > 1 and not w.stop for w in words):
+            if not c.exact and not any(len(w.word) > 1 and not w.stop for w in words):
                 continue
-            distinct = [st for st in c.stems if st not in STOPWORDS and len(st) > 1]
-            unique = [st for st in distinct if df.get(st, 0) <= 1]
-            if not c.exact and c.coverage < 1.0 and not unique:
-                continue  # only a class word ("the crew") shared with other entities
+            # "the crew" names no crew when there are two, but "T14" names
+            # Turbine_T14 even beside "14 May".
+            shared = any(name != hit.name and c.stems <= stems for name, stems in stem_sets)
+            if not c.exact and c.coverage < 1.0 and shared:
+                continue
             if c.coverage < threshold and not (
-                c.coverage >= distinctive
-                and len(unique) == len(distinct)
-                and any(len(w.word) >= 3 and not w.stop for w in words)
+                c.coverage >= distinctive and any(len(w.word) >= 3 and not w.stop for w in words)
             ):
                 continue
             positions = {p: st * c.coverage for p, st in c.positions.items()}
@@ -373,12 +412,25 @@ def match_predicate(question: Question, predicate: str, lexicon: Lexicon) -> dic
     candidates = [(t, 1.0) for t in question.content]
     if question.hint is not None:
         candidates.append((question.hint, HINT_WEIGHT))
+    particles = _particles(predicate)
     for n in predicate_stems(predicate):
         for t, weight in candidates:
             s = word_match(t.stem, n, lexicon) * weight
+            nxt = t.pos + 1
+            if s and nxt < len(question.words) and question.words[nxt].word in particles:
+                s += PARTICLE_BONUS  # "the hold *on*" fits WAITING_ON better than HELD_BY
             if s > out.get(t.pos, 0.0):
                 out[t.pos] = s
     return out
+
+
+PARTICLE_BONUS = 0.25
+_PARTICLES = {"on", "by", "to", "at", "in", "for", "from", "with", "of", "into", "onto"}
+
+
+@lru_cache(maxsize=20_000)
+def _particles(predicate: str) -> frozenset[str]:
+    return frozenset(w for w in split_words(predicate) if w in _PARTICLES)
 
 
 _MONTHS = (
@@ -393,7 +445,7 @@ _UNITS = (
 _SHAPES = {
     "date": re.compile(
         r"\b(" + "|".join(_MONTHS) + r")\b|\b\d{1,2}[:/.]\d{2}\b|\b\d{4}-\d{2}"
-        r"|\b\d{1,2}\s*(am|pm)\b|\bq[1-4]\b|\b(19|20)\d{2}\b",
+        r"|\b\d{1,2}\s*(am|pm)\b|\bq[1-4]\b|\b(19|20)\d{2}\b|\b\d{1,2}:\d{2}(?!\d)",
         re.IGNORECASE,
     ),
     "duration": re.compile(r"\b\d+(\.\d+)?\s*(" + "|".join(_UNITS) + r")s?\b", re.IGNORECASE),

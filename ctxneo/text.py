@@ -22,6 +22,7 @@ _STEMMER = snowballstemmer.stemmer("english")
 # ("Checkout's") so it can be dropped deliberately below.
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 # Boundaries inside an identifier: aB, ABc (acronym then word), a1, 1a.
+_ACRONYM_PLURAL = re.compile(r"\b([A-Z]{2,})s\b")
 _CAMEL = re.compile(
     r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])"
 )
@@ -35,7 +36,7 @@ STOPWORDS = frozenset(
     i me my we us our you your he him his she her they them their one ones
     any some all each every no not only same such than then too very can could
     will would shall should may might must just also still yet now currently current
-    please tell know let s t
+    please tell know let s t up out off down
     """.split()
 )
 
@@ -138,15 +139,18 @@ def stem(word: str) -> str:
     return _STEMMER.stemWord(_IRREGULAR.get(word, word))
 
 
-def _split(text: str) -> list[tuple[str, bool]]:
-    """Words of ``text`` in order, each with whether it ended in a possessive ``'s``."""
-    words: list[tuple[str, bool]] = []
+def _split(text: str) -> list[tuple[str, str, bool]]:
+    """Words of ``text`` in order: (lower-case, as written, ended in a possessive ``'s``)."""
+    words: list[tuple[str, str, bool]] = []
     for match in _WORD.finditer(text):
         raw = match.group(0)
         possessive = bool(re.search(r"['’][sS]$", raw))
         raw = re.split(r"['’]", raw)[0] if possessive else raw.replace("’", "'")
-        pieces = [p.lower() for part in _CAMEL.split(raw) for p in part.split("'") if p]
-        words.extend((p, possessive and i == len(pieces) - 1) for i, p in enumerate(pieces))
+        raw = _ACRONYM_PLURAL.sub(r"\1", raw)  # "GPUs" -> "GPU"
+        pieces = [p for part in _CAMEL.split(raw) for p in part.split("'") if p]
+        words.extend(
+            (p.lower(), p, possessive and i == len(pieces) - 1) for i, p in enumerate(pieces)
+        )
     return words
 
 
@@ -156,7 +160,7 @@ def split_words(text: str) -> list[str]:
     ``Service_Checkout's`` -> service, checkout; ``AuthModule`` -> auth,
     module; ``us-east-1`` -> us, east, 1; ``HTTPServer2`` -> http, server, 2.
     """
-    return [w for w, _ in _split(text)]
+    return [w for w, _, _ in _split(text)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +171,7 @@ class Token:
     word: str
     stem: str
     possessive: bool = False
+    written: str = ""  # the word as written, case kept
 
     @property
     def stop(self) -> bool:
@@ -175,7 +180,7 @@ class Token:
 
 def tokens(text: str) -> list[Token]:
     """Every word of ``text`` with its position and stem."""
-    return [Token(i, w, stem(w), p) for i, (w, p) in enumerate(_split(text))]
+    return [Token(i, w, stem(w), p, raw) for i, (w, raw, p) in enumerate(_split(text))]
 
 
 @lru_cache(maxsize=500_000)

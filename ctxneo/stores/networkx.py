@@ -196,7 +196,8 @@ class NetworkXStore(Store):
                 self._insert(fact)
                 records.append(fact_record(fact))
                 out.append(fact)
-            return out
+            # A fact closed later in the same batch is returned as it now stands.
+            return [self._find(f.subject, f.predicate, f.seq) for f in out]
 
         return self._write(records, change)
 

@@ -1,0 +1,204 @@
+"""``ctxneo bench``: the three architectures side by side, and the token scaling run."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ctxneo.bench import harness, report, token_scaling
+from ctxneo.cli.options import emit_json, friendly_errors, json_option, neo4j_options
+from ctxneo.memory import Memory
+from ctxneo.model import Scenario
+from ctxneo.scenarios import load_suite, shipped_suite
+
+BACKENDS = ("networkx", "neo4j", "all")
+
+
+def _architectures(value: str) -> list[str]:
+    archs = [a.strip() for a in value.split(",") if a.strip()]
+    unknown = [a for a in archs if a not in harness.ARCHITECTURES]
+    if unknown or not archs:
+        raise click.BadParameter(
+            f"unknown architecture {', '.join(unknown) or value!r}; "
+            f"choose from {','.join(harness.ARCHITECTURES)}",
+            param_hint="--arch",
+        )
+    return archs
+
+
+def memory_factories(backend: str, neo4j: dict[str, Any]) -> dict[str, harness.MemoryFactory]:
+    """Fresh, empty memories per scenario on the chosen backend(s)."""
+    factories: dict[str, harness.MemoryFactory] = {}
+    if backend in ("networkx", "all"):
+        factories["networkx"] = lambda scenario: Memory.open()
+    if backend in ("neo4j", "all"):
+        if not neo4j.get("uri"):
+            raise click.UsageError(
+                "--backend neo4j needs --uri (or NEO4J_URI); start a server with "
+                "`ctxneo neo4j start`"
+            )
+        run = uuid.uuid4().hex[:8]
+
+        def make(scenario: Scenario) -> Memory:
+            memory = Memory.open(
+                uri=neo4j["uri"],
+                user=neo4j["user"],
+                password=neo4j["password"],
+                database=neo4j["database"],
+                namespace=f"{neo4j['namespace']}/bench-{run}/{scenario.name}",
+            )
+            memory.store.clear()
+            return memory
+
+        factories["neo4j"] = make
+    return factories
+
+
+def progress_bar(silent: bool) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        disable=silent,
+        transient=True,
+    )
+
+
+@click.group(invoke_without_command=True)
+@click.option(
+    "--scenarios",
+    "paths",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Scenario file or directory (repeatable). Default: the shipped suite.",
+)
+@click.option(
+    "--arch",
+    "arch",
+    default="raw,rag,graph",
+    show_default=True,
+    help="Architectures to run, comma-separated: raw, rag, graph.",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(BACKENDS),
+    default="networkx",
+    show_default=True,
+    help="Store(s) the context graph runs on; 'all' also reports answers that differ.",
+)
+@click.option("--details", is_flag=True, help="Also print every query's answer.")
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a PNG of accuracy by query type and tokens per query.",
+)
+@click.option("--silent", is_flag=True, help="No progress bar.")
+@neo4j_options
+@json_option
+@click.pass_context
+@friendly_errors
+def bench(
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    arch: str,
+    backend: str,
+    details: bool,
+    plot_path: Path | None,
+    silent: bool,
+    as_json: bool,
+    **neo4j: Any,
+) -> None:
+    """Run the benchmark: raw transcript dump vs TF-IDF RAG vs context graph.
+
+    Every scenario's turns are fed in order; each query is answered by each
+    architecture from its own memory and graded against the ground truth
+    (case-insensitive substring). The graph sees only the question text.
+
+    \b
+    ctxneo bench                                         # the shipped suite
+    ctxneo bench --scenarios ../shared/seed/scenarios.json --json
+    ctxneo bench --backend all --uri bolt://127.0.0.1:7687
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    archs = _architectures(arch)
+    scenarios = load_suite(paths or shipped_suite())  # validated whole before anything runs
+    factories = memory_factories(backend, neo4j) if "graph" in archs else {}
+    per_scenario = sum(len(factories) if a == "graph" else 1 for a in archs)
+    total = sum(1 for s in scenarios for t in s.turns if t.turn_type == "query") * per_scenario
+    with progress_bar(silent) as progress:
+        task = progress.add_task("answering", total=total)
+        records = harness.run_suite(
+            scenarios, archs, factories, progress=lambda n: progress.advance(task, n)
+        )
+    summary = harness.summarize(records)
+    differing = harness.disagreements(records)
+    if plot_path is not None:
+        report.plot(summary, plot_path)
+    if as_json:
+        doc: dict[str, Any] = {"summary": summary, "queries": [r.to_dict() for r in records]}
+        if len(factories) > 1:
+            doc["backend_disagreements"] = differing
+        emit_json(doc)
+        return
+    console = report.console()
+    if details:
+        console.print(report.details_table(records))
+    names = ", ".join(sorted({str(p) for p in paths})) if paths else "shipped suite"
+    console.print(report.summary_table(summary, f"{len(scenarios)} scenarios from {names}"))
+    if len(factories) > 1:
+        console.print(f"answers that differ between backends: {len(differing)}")
+        for d in differing:
+            console.print(f"  {d['scenario']} turn {d['turn_id']}: {d['answers']}")
+    if plot_path is not None:
+        console.print(f"plot written to {plot_path}")
+
+
+@bench.command("tokens")
+@click.option(
+    "--filler",
+    default=",".join(map(str, token_scaling.FILLER_COUNTS)),
+    show_default=True,
+    help="Filler-turn counts, comma-separated.",
+)
+@json_option
+@friendly_errors
+def tokens_cmd(filler: str, as_json: bool) -> None:
+    """Tokens per query as the conversation grows: one fact, N filler turns, one question."""
+    try:
+        counts = [int(x) for x in filler.split(",") if x.strip()]
+    except ValueError as e:
+        raise click.BadParameter("expected integers like 10,50,100", param_hint="--filler") from e
+    if len(counts) < 2 or any(c < 1 for c in counts):
+        raise click.BadParameter("give at least two positive counts", param_hint="--filler")
+    result = token_scaling.measure(counts)
+    if as_json:
+        emit_json(result)
+        return
+    table = Table(title="Tokens per query vs conversation length", title_justify="left")
+    for column in ("Filler turns", "Raw dump", "Vector RAG", "Context graph"):
+        table.add_column(column, justify="right")
+    for row in result["rows"]:
+        table.add_row(
+            f"{row['filler_turns']:,}", f"{row['raw']:,}", f"{row['rag']:,}", f"{row['graph']:,}"
+        )
+    console = report.console()
+    console.print(table)
+    g = result["growth"]
+    console.print(
+        f"Conversation grew {result['conversation_growth']}x: raw dump tokens grew "
+        f"{g['raw']}x, vector RAG {g['rag']}x, context graph {g['graph']}x."
+    )
+
+
+COMMANDS: list[Callable[..., Any]] = [bench]

@@ -1,0 +1,1 @@
+MATCH (m:CtxneoMemory {ns: $ns}) DELETE m

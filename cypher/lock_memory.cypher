@@ -1,0 +1,9 @@
+// Open a write transaction: take the namespace's write lock (SET on its memory
+// node) before anything is read, so the current facts read next cannot change
+// before this transaction commits. Returns the counter and the declared
+// multi-valued predicates.
+MERGE (m:CtxneoMemory {ns: $ns})
+  ON CREATE SET m.seq = 0, m.multi = [], m.predicates = []
+SET m._lock = true
+REMOVE m._lock
+RETURN m.seq AS seq, m.multi AS multi, m.predicates AS predicates
