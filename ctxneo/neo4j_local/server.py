@@ -36,7 +36,7 @@ Log = Callable[[str], None]
 
 
 def ctxneo_home() -> Path:
-    """Where ctxneo keeps downloaded jars and the default server data: ``$CTXNEO_HOME`` or ~/.ctxneo."""
+    """Where ctxneo keeps jars and the default server data: ``$CTXNEO_HOME`` or ~/.ctxneo."""
     return Path(os.environ.get("CTXNEO_HOME") or Path.home() / ".ctxneo")
 
 
@@ -289,7 +289,7 @@ class LocalNeo4j:
         )
 
     def stop(self, timeout: float = 60.0) -> ServerInfo | None:
-        """Stop the server of this data directory (SIGTERM, then SIGKILL); return what was stopped."""
+        """Stop this data directory's server (SIGTERM, then SIGKILL); return what stopped."""
         info = self.status()
         if info is None:
             self.state_path.unlink(missing_ok=True)

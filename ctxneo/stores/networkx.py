@@ -16,12 +16,14 @@ Layout (every structure is a dict lookup, so a write is O(1) in the graph size):
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
+import threading
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import networkx as nx
 
@@ -37,6 +39,19 @@ from ctxneo.stores.base import (
 )
 from ctxneo.stores.journal import Journal, fact_record, record_fact
 from ctxneo.text import index_keys
+
+_T = TypeVar("_T")
+
+
+def _locked(method: Callable[..., _T]) -> Callable[..., _T]:
+    """Run a public method under the store's lock: one thread at a time touches the graph."""
+
+    @functools.wraps(method)
+    def wrapper(self: NetworkXStore, *args: Any, **kwargs: Any) -> _T:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper
 
 
 class NetworkXStore(Store):
@@ -56,6 +71,7 @@ class NetworkXStore(Store):
         self.facts_total = 0
         self.facts_current = 0
         self._journal: Journal | None = None
+        self._lock = threading.RLock()
         if self.path is not None:
             self._journal = Journal(self.path)
             self._journal.open()
@@ -154,6 +170,7 @@ class NetworkXStore(Store):
 
     # -- writes ---------------------------------------------------------------
 
+    @_locked
     def remember_many(self, facts: Sequence[NewFact]) -> list[Fact]:
         checked = [f.checked() for f in facts]
         records: list[dict[str, Any]] = []
@@ -201,6 +218,7 @@ class NetworkXStore(Store):
 
         return self._write(records, change)
 
+    @_locked
     def retract(self, subject: str, predicate: str, obj: str | None = None) -> list[Fact]:
         check_predicate(predicate)
         records: list[dict[str, Any]] = []
@@ -224,15 +242,18 @@ class NetworkXStore(Store):
 
         return self._write(records, change)
 
+    @_locked
     def declare_multi_valued(self, predicates: Iterable[str]) -> None:
         new = sorted({check_predicate(p) for p in predicates} - self.multi)
         records = [{"op": "multi", "predicate": p} for p in new]
         self._write(records, lambda: self.multi.update(new))
 
+    @_locked
     def multi_valued(self) -> frozenset[str]:
         self._sync()
         return frozenset(self.multi)
 
+    @_locked
     def add_alias(self, phrase: str, entity: str) -> None:
         check_name(phrase, "alias phrase")
         check_name(entity, "entity")
@@ -243,6 +264,7 @@ class NetworkXStore(Store):
             lambda: self._alias(phrase, entity),
         )
 
+    @_locked
     def clear(self) -> None:
         self.graph.clear()
         self.by_key.clear()
@@ -259,6 +281,7 @@ class NetworkXStore(Store):
 
     # -- reads ----------------------------------------------------------------
 
+    @_locked
     def find_entities(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> list[EntityHit]:
         self._sync()
         hits: dict[str, int] = defaultdict(int)
@@ -268,6 +291,7 @@ class NetworkXStore(Store):
         best = heapq.nsmallest(limit, hits.items(), key=lambda kv: (-kv[1], kv[0]))
         return [EntityHit(name, tuple(self.aliases.get(name, ()))) for name, _ in best]
 
+    @_locked
     def predicates(self) -> list[str]:
         self._sync()
         return sorted(self.by_predicate)
@@ -286,6 +310,7 @@ class NetworkXStore(Store):
         unique = {f.seq: f for f in facts}
         return heapq.nlargest(limit, unique.values(), key=lambda f: f.seq)
 
+    @_locked
     def facts_of(
         self,
         entities: Sequence[str],
@@ -301,6 +326,7 @@ class NetworkXStore(Store):
                 found[fact.seq] = fact
         return sorted(found.values(), key=lambda f: -f.seq)
 
+    @_locked
     def two_hop(
         self, entities: Sequence[str], *, as_of: int | None = None, limit: int = MAX_PATHS
     ) -> list[tuple[Fact, Fact]]:
@@ -318,6 +344,7 @@ class NetworkXStore(Store):
         ordered = sorted(paths.items(), key=lambda kv: (-kv[0][0], -kv[0][1]))
         return [path for _, path in itertools.islice(ordered, limit)]
 
+    @_locked
     def facts_with_predicate(
         self, predicate: str, *, as_of: int | None = None, limit: int = MAX_NEIGHBOURS
     ) -> list[Fact]:
@@ -331,6 +358,7 @@ class NetworkXStore(Store):
                     break
         return found
 
+    @_locked
     def history(self, subject: str, predicate: str | None = None) -> list[Fact]:
         self._sync()
         if predicate is not None:
@@ -340,11 +368,13 @@ class NetworkXStore(Store):
         facts = [f for _, _, fs in self.graph.out_edges(subject, data=True) for f in fs.values()]
         return sorted(facts, key=lambda f: f.seq)
 
+    @_locked
     def all_facts(self) -> Iterator[Fact]:
         self._sync()
         facts = [f for fs in self.by_key.values() for f in fs]
         return iter(sorted(facts, key=lambda f: f.seq))
 
+    @_locked
     def stats(self) -> dict[str, int]:
         self._sync()
         return {
@@ -355,6 +385,7 @@ class NetworkXStore(Store):
             "last_seq": self.seq,
         }
 
+    @_locked
     def close(self) -> None:
         if self._journal is not None:
             self._journal.close()

@@ -1,0 +1,140 @@
+"""Fixtures: a real Neo4j for the tests that need one, and every store behind one fixture.
+
+Where the Neo4j comes from, in order:
+
+1. ``NEO4J_URI`` (with ``NEO4J_USER`` / ``NEO4J_PASSWORD``) when set;
+2. Docker through testcontainers (``neo4j:5.26-community``) when a daemon answers;
+3. ctxneo's own jar-launched server (Java 17 + Maven), in a temporary directory;
+4. otherwise the Neo4j tests are skipped with the reason, or fail when
+   ``CTXNEO_REQUIRE_NEO4J=1`` (as in CI).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ctxneo.memory import Memory
+from ctxneo.stores.base import Store
+from ctxneo.stores.networkx import NetworkXStore
+
+REPO = Path(__file__).resolve().parents[1]
+SEED = Path(os.environ.get("CTXNEO_SEED_SCENARIOS", REPO.parent / "shared/seed/scenarios.json"))
+
+
+@dataclass(frozen=True)
+class Neo4jServer:
+    uri: str
+    user: str | None
+    password: str | None
+    source: str
+
+
+def _from_docker() -> tuple[Neo4jServer, object] | str:
+    try:
+        import docker
+        from docker.errors import DockerException
+    except ImportError:
+        return "the docker package is not installed"
+    try:
+        docker.from_env(timeout=3).ping()
+    except DockerException as e:
+        return f"no Docker daemon ({type(e).__name__})"
+    try:
+        from testcontainers.neo4j import Neo4jContainer
+    except ImportError:
+        return "testcontainers[neo4j] is not installed"
+    container = Neo4jContainer("neo4j:5.26-community")
+    container.start()
+    server = Neo4jServer(
+        container.get_connection_url(), container.username, container.password, "testcontainers"
+    )
+    return server, container
+
+
+def _from_jars(base: Path) -> tuple[Neo4jServer, object] | str:
+    from ctxneo.errors import Neo4jLaunchError
+    from ctxneo.neo4j_local.server import LocalNeo4j
+
+    server = LocalNeo4j(base / "neo4j")
+    try:
+        info = server.start()
+    except Neo4jLaunchError as e:
+        return f"the jar-launched Neo4j did not start: {e}"
+    return Neo4jServer(info.uri, None, None, "jars"), server
+
+
+@pytest.fixture(scope="session")
+def neo4j_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jServer]:
+    """A real Neo4j for the whole session (see the module docstring for where it comes from)."""
+    uri = os.environ.get("NEO4J_URI")
+    if uri:
+        yield Neo4jServer(
+            uri,
+            os.environ.get("NEO4J_USER", "neo4j"),
+            os.environ.get("NEO4J_PASSWORD"),
+            "NEO4J_URI",
+        )
+        return
+    reasons = []
+    for attempt in (lambda: _from_docker(), lambda: _from_jars(tmp_path_factory.mktemp("neo4j"))):
+        got = attempt()
+        if isinstance(got, str):
+            reasons.append(got)
+            continue
+        server, handle = got
+        try:
+            yield server
+        finally:
+            handle.stop()  # type: ignore[attr-defined]
+        return
+    why = "no Neo4j for the tests: " + "; ".join(reasons)
+    if os.environ.get("CTXNEO_REQUIRE_NEO4J") == "1":
+        pytest.fail(why + " (CTXNEO_REQUIRE_NEO4J=1)", pytrace=False)
+    pytest.skip(why)
+
+
+def connect(server: Neo4jServer, namespace: str | None = None) -> Store:
+    from ctxneo.stores.neo4j import Neo4jStore
+
+    store = Neo4jStore(
+        server.uri,
+        user=server.user,
+        password=server.password,
+        namespace=namespace or f"test-{uuid.uuid4().hex}",
+    )
+    return store.connect()
+
+
+@pytest.fixture(params=["networkx", "journal", "neo4j"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """Every store, fresh and empty: in memory, journaled, and on a real Neo4j."""
+    if request.param == "networkx":
+        made: Store = NetworkXStore()
+    elif request.param == "journal":
+        made = NetworkXStore(tmp_path / "memory.jsonl")
+    else:
+        made = connect(request.getfixturevalue("neo4j_server"))
+    try:
+        yield made
+    finally:
+        if request.param == "neo4j":
+            made.clear()
+        made.close()
+
+
+@pytest.fixture
+def memory(store: Store) -> Memory:
+    return Memory(store)
+
+
+@pytest.fixture(scope="session")
+def seed_scenarios() -> Path:
+    if not SEED.exists():
+        pytest.skip(f"the seed's scenarios are not at {SEED} (set CTXNEO_SEED_SCENARIOS)")
+    return SEED

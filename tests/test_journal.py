@@ -1,0 +1,90 @@
+"""The embedded store's journal: replayed on open, torn lines survived, shared between processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctxneo.errors import JournalError
+from ctxneo.memory import Memory
+from ctxneo.stores.journal import TornJournalWarning
+
+
+def test_a_journal_replays_to_the_same_memory(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    with Memory.open(path) as m:
+        m.declare_multi_valued("DEPENDS_ON")
+        m.remember("Ticket_4471", "HAS_PRIORITY", "high", speaker="Agent_Intake", turn_id=1)
+        m.remember("Ticket_4471", "HAS_PRIORITY", "critical", speaker="Agent_Specialist", turn_id=7)
+        m.remember("Flow", "DEPENDS_ON", "A")
+        m.remember("Flow", "DEPENDS_ON", "B")
+        m.retract("Flow", "DEPENDS_ON", "A")
+        m.alias("the ticket", "Ticket_4471")
+        before = list(m.store.all_facts())
+    with Memory.open(path) as again:
+        assert list(again.store.all_facts()) == before
+        assert again.store.multi_valued() == frozenset({"DEPENDS_ON"})
+        assert again.ask("What is the priority of the ticket?").answer == "critical"
+        assert again.remember("X", "IS", "Y").seq == 6  # 4 facts and a retraction before it
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[0]) == {"format": "ctxneo-journal/1"}
+    assert all(json.loads(line) for line in lines)
+
+
+def test_a_torn_last_line_is_reported_set_aside_and_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    with Memory.open(path) as m:
+        m.remember("A", "OWNED_BY", "B")
+    with open(path, "ab") as f:
+        f.write(b'{"op": "fact", "seq": 2, "s": "A", "p": "OWN')  # a crash mid-write
+    with pytest.warns(TornJournalWarning, match="line 3"), Memory.open(path) as m:
+        assert [f.object for f in m.store.all_facts()] == ["B"]
+        m.remember("A", "OWNED_BY", "C")
+    assert (tmp_path / "m.jsonl.torn").read_bytes().startswith(b'{"op": "fact", "seq": 2')
+    with Memory.open(path) as m:  # the file is whole again
+        assert [(f.object, f.valid_to) for f in m.store.all_facts()] == [("B", 2), ("C", None)]
+
+
+def test_a_damaged_line_in_the_middle_is_an_error_not_silently_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    with Memory.open(path) as m:
+        m.remember("A", "OWNED_BY", "B")
+        m.remember("A", "OWNED_BY", "C")
+    lines = path.read_text().splitlines()
+    lines[1] = "garbage"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(JournalError, match="line 2"):
+        Memory.open(path)
+
+
+def test_a_file_that_is_not_a_journal_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "scenarios.json"
+    path.write_text('{"format": "ctxneo-scenarios/1", "scenarios": []}\n')
+    with pytest.raises(JournalError, match="not a ctxneo journal"):
+        Memory.open(path)
+
+
+WRITER = """
+import sys
+from ctxneo.memory import Memory
+with Memory.open(sys.argv[1]) as m:
+    for i in range(40):
+        m.remember("Shared", "HAS_VALUE", f"{sys.argv[2]}-{i}")
+"""
+
+
+def test_processes_sharing_a_journal_see_each_other_and_never_reuse_a_number(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "shared.jsonl"
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), name]) for name in "abc"]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
+    with Memory.open(path) as m:
+        history = m.history("Shared", "HAS_VALUE")
+    assert len(history) == 120
+    assert [f.seq for f in history] == list(range(1, 121))
+    assert sum(f.valid_to is None for f in history) == 1

@@ -1,0 +1,227 @@
+"""The store contract, one suite run against every store (in memory, journaled, Neo4j)."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import pytest
+
+from ctxneo.errors import InvalidFactError
+from ctxneo.memory import Memory
+from ctxneo.model import NewFact
+from ctxneo.stores.base import Store
+
+
+def facts(store: Store) -> list[tuple[str, str, str, int, int | None]]:
+    return [(f.subject, f.predicate, f.object, f.seq, f.valid_to) for f in store.all_facts()]
+
+
+def test_remember_assigns_increasing_sequence_numbers_and_keeps_provenance(store: Store) -> None:
+    a = store.remember(
+        NewFact("Project_Alpha", "USES_DATABASE", "PostgreSQL", "Agent_Planner", 3, "f1")
+    )
+    b = store.remember(NewFact("AuthModule", "DEPENDS_ON", "RateLimiter", "Agent_Impl", 9, "f2"))
+    assert (a.seq, a.valid_from, a.valid_to) == (1, 1, None)
+    assert (b.seq, b.valid_from) == (2, 2)
+    assert (a.speaker, a.turn_id, a.fact_id) == ("Agent_Planner", 3, "f1")
+    assert store.history("Project_Alpha") == [a]
+
+
+def test_a_new_value_closes_the_old_one_and_history_keeps_both(store: Store) -> None:
+    high = store.remember(NewFact("Ticket_4471", "HAS_PRIORITY", "high", "Agent_Intake"))
+    critical = store.remember(
+        NewFact("Ticket_4471", "HAS_PRIORITY", "critical", "Agent_Specialist")
+    )
+    history = store.history("Ticket_4471", "HAS_PRIORITY")
+    assert [(f.object, f.valid_from, f.valid_to) for f in history] == [
+        ("high", high.seq, critical.seq),
+        ("critical", critical.seq, None),
+    ]
+    current = store.facts_of(["Ticket_4471"])
+    assert [f.object for f in current] == ["critical"]
+    # The past is still readable: as it stood before the change.
+    assert [f.object for f in store.facts_of(["Ticket_4471"], as_of=high.seq)] == ["high"]
+    assert {f.object for f in store.facts_of(["Ticket_4471"], history=True)} == {"high", "critical"}
+
+
+def test_restating_the_current_value_changes_nothing(store: Store) -> None:
+    first = store.remember(NewFact("Svc", "OWNED_BY", "Team_A"))
+    again = store.remember(NewFact("Svc", "OWNED_BY", "Team_A", "someone else"))
+    assert again == first
+    assert store.stats()["facts"] == 1
+    assert store.stats()["last_seq"] == 1
+
+
+def test_multi_valued_predicates_accumulate_until_retracted(store: Store) -> None:
+    store.declare_multi_valued(["DEPENDS_ON"])
+    store.remember(NewFact("Flow", "DEPENDS_ON", "PushGateway"))
+    store.remember(NewFact("Flow", "DEPENDS_ON", "Profile_API"))
+    store.remember(NewFact("Flow", "OWNED_BY", "Squad_A"))
+    store.remember(NewFact("Flow", "OWNED_BY", "Squad_B"))
+    current = {(f.predicate, f.object) for f in store.facts_of(["Flow"])}
+    assert current == {
+        ("DEPENDS_ON", "PushGateway"),
+        ("DEPENDS_ON", "Profile_API"),
+        ("OWNED_BY", "Squad_B"),
+    }
+    closed = store.retract("Flow", "DEPENDS_ON", "PushGateway")
+    assert [f.object for f in closed] == ["PushGateway"] and closed[0].valid_to is not None
+    assert {f.object for f in store.facts_of(["Flow"]) if f.predicate == "DEPENDS_ON"} == {
+        "Profile_API"
+    }
+    assert store.multi_valued() == frozenset({"DEPENDS_ON"})
+
+
+def test_a_fact_may_declare_its_predicate_multi_valued(store: Store) -> None:
+    store.remember(NewFact("Run", "TRAINED_ON", "Set_A", multi=True))
+    store.remember(NewFact("Run", "TRAINED_ON", "Set_B"))
+    assert {f.object for f in store.facts_of(["Run"])} == {"Set_A", "Set_B"}
+
+
+def test_retraction_uses_a_sequence_number_and_leaves_history(store: Store) -> None:
+    fact = store.remember(NewFact("Svc", "HAS_STATUS", "degraded"))
+    (closed,) = store.retract("Svc", "HAS_STATUS")
+    assert closed.seq == fact.seq and closed.valid_to == fact.seq + 1
+    assert store.facts_of(["Svc"]) == []
+    assert store.retract("Svc", "HAS_STATUS") == []
+    assert store.stats()["last_seq"] == 2
+    nxt = store.remember(NewFact("Svc", "HAS_STATUS", "healthy"))
+    assert nxt.seq == 3
+
+
+def test_remember_many_matches_one_at_a_time(store: Store) -> None:
+    batch = [
+        NewFact("T", "HAS_PRIORITY", "low"),
+        NewFact("T", "HAS_PRIORITY", "high"),
+        NewFact("T", "HAS_PRIORITY", "high"),
+        NewFact("T", "ASSIGNED_TO", "Ann"),
+        NewFact("T", "HAS_PRIORITY", "critical"),
+        NewFact("T", "LINKS", "X", multi=True),
+        NewFact("T", "LINKS", "Y"),
+    ]
+    out = store.remember_many(batch)
+    reference = Memory.open()
+    for f in batch:
+        reference.store.remember(f)
+    assert facts(store) == facts(reference.store)
+    assert [f.seq for f in out] == [1, 2, 2, 3, 4, 5, 6]
+    assert out[0].valid_to == 2  # returned as it now stands: closed within the batch
+
+
+def test_facts_of_sees_both_directions_newest_first(store: Store) -> None:
+    store.remember(NewFact("AuthModule", "ASSIGNED_TO", "Agent_Impl"))
+    store.remember(NewFact("AuthModule", "DEPENDS_ON", "RateLimiter"))
+    store.remember(NewFact("Gateway", "DEPENDS_ON", "AuthModule"))
+    got = [(f.subject, f.predicate, f.object) for f in store.facts_of(["AuthModule"])]
+    assert got == [
+        ("Gateway", "DEPENDS_ON", "AuthModule"),
+        ("AuthModule", "DEPENDS_ON", "RateLimiter"),
+        ("AuthModule", "ASSIGNED_TO", "Agent_Impl"),
+    ]
+
+
+def test_two_hop_paths_go_either_way_and_never_back_to_the_start(store: Store) -> None:
+    store.remember(NewFact("AuthModule", "ASSIGNED_TO", "Agent_Impl"))
+    store.remember(NewFact("AuthModule", "DEPENDS_ON", "RateLimiter"))
+    store.remember(NewFact("RateLimiter", "OWNED_BY", "Team_Edge"))
+    paths = {(a.predicate, b.predicate, b.object) for a, b in store.two_hop(["Agent_Impl"])}
+    assert paths == {("ASSIGNED_TO", "DEPENDS_ON", "RateLimiter")}
+    ends = {(a.predicate, b.predicate) for a, b in store.two_hop(["RateLimiter"])}
+    assert ends == {("DEPENDS_ON", "ASSIGNED_TO")}
+
+
+def test_facts_with_predicate_reads_current_values_newest_first(store: Store) -> None:
+    store.remember(NewFact("Orders", "HAS_ANOMALY", "row count"))
+    store.remember(NewFact("Users", "HAS_ANOMALY", "null ids"))
+    store.remember(NewFact("Orders", "HAS_ANOMALY", "late rows"))
+    got = [(f.subject, f.object) for f in store.facts_with_predicate("HAS_ANOMALY")]
+    assert got == [("Orders", "late rows"), ("Users", "null ids")]
+
+
+def test_the_token_index_finds_entities_and_aliases(store: Store) -> None:
+    store.remember(NewFact("Service_Checkout", "DEPENDS_ON", "Service_Payments"))
+    store.add_alias("the money pipeline", "Service_Payments")
+    assert {h.name for h in store.find_entities(["checkout"])} == {"Service_Checkout"}
+    assert {h.name for h in store.find_entities(["servic"])} == {
+        "Service_Checkout",
+        "Service_Payments",
+    }
+    (hit,) = store.find_entities(["money"])
+    assert hit.name == "Service_Payments" and hit.aliases == ("the money pipeline",)
+    assert store.find_entities(["nothing"]) == []
+
+
+def test_predicates_are_listed(store: Store) -> None:
+    store.remember(NewFact("A", "OWNED_BY", "B"))
+    store.remember(NewFact("A", "DEPENDS_ON", "C"))
+    assert store.predicates() == ["DEPENDS_ON", "OWNED_BY"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        'O\'Brien "the" \\ backslash',
+        "line one\nline two",
+        "名前_ünïcødé ✓",
+        "x'}) MATCH (n) DETACH DELETE n //",
+        "$param {curly} `backtick`",
+    ],
+)
+def test_hostile_names_are_stored_literally(store: Store, name: str) -> None:
+    fact = store.remember(NewFact(name, "OWNED_BY", name + " owner", speaker=name))
+    assert (fact.subject, fact.object, fact.speaker) == (name, name + " owner", name)
+    (back,) = store.history(name)
+    assert (back.subject, back.object, back.speaker) == (name, name + " owner", name)
+    assert [f.object for f in store.facts_of([name + " owner"])] == [name + " owner"]
+
+
+@pytest.mark.parametrize(
+    "predicate",
+    ["OWNED_BY]->(b) WITH a MATCH (z) DETACH DELETE z //", "depends on", "", "1ST", "A-B", "É"],
+)
+def test_predicates_that_are_not_identifiers_are_refused(store: Store, predicate: str) -> None:
+    store.remember(NewFact("Sentinel", "GUARDS", "Everything"))
+    with pytest.raises(InvalidFactError, match="invalid predicate"):
+        store.remember(NewFact("A", predicate, "B"))
+    assert [f.subject for f in store.all_facts()] == ["Sentinel"]
+
+
+def test_empty_names_are_refused(store: Store) -> None:
+    with pytest.raises(InvalidFactError):
+        store.remember(NewFact("", "OWNED_BY", "B"))
+    with pytest.raises(InvalidFactError):
+        store.remember(NewFact("A", "OWNED_BY", "   "))
+
+
+def test_clear_empties_the_memory(store: Store) -> None:
+    store.remember(NewFact("A", "OWNED_BY", "B"))
+    store.clear()
+    assert list(store.all_facts()) == []
+    assert store.stats()["facts"] == 0
+    assert store.remember(NewFact("A", "OWNED_BY", "C")).seq == 1
+
+
+def test_concurrent_writers_get_unique_sequence_numbers_and_one_current_value(store: Store) -> None:
+    errors: list[BaseException] = []
+
+    def writer(worker: int) -> None:
+        try:
+            for i in range(15):
+                store.remember(NewFact("Shared", "HAS_VALUE", f"w{worker}-{i}"))
+                store.remember(NewFact(f"Own_{worker}", "HAS_VALUE", str(i)))
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    seqs = [f.seq for f in store.all_facts()]
+    assert len(seqs) == 120 and len(set(seqs)) == 120 and seqs == sorted(seqs)
+    shared = store.history("Shared", "HAS_VALUE")
+    assert sum(1 for f in shared if f.valid_to is None) == 1
+    # Each closed value was closed by the next one written.
+    assert all(a.valid_to == b.seq for a, b in itertools.pairwise(shared))
