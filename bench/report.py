@@ -55,6 +55,28 @@ def summary_table(summary: Sequence[dict[str, Any]], title: str = "") -> Table:
     return table
 
 
+def summary_markdown(summary: Sequence[dict[str, Any]]) -> str:
+    """The summary table as Markdown, for READMEs and reports."""
+    types = query_types(summary)
+    head = ["architecture", "backend", "accuracy", "tokens/query", *types, "p50 ms", "p95 ms"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in summary:
+        cells = [
+            ARCH_LABELS.get(row["architecture"], row["architecture"]),
+            row["backend"],
+            f"{row['correct']}/{row['graded']} ({_pct(row['accuracy'])})",
+            f"{row['avg_tokens']:.1f}",
+            *(
+                "–" if (c := row["by_type"].get(t)) is None else f"{c['correct']}/{c['graded']}"
+                for t in types
+            ),
+            f"{row['p50_ms']:.2f}",
+            f"{row['p95_ms']:.2f}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def details_table(records: Sequence[QueryRecord]) -> Table:
     """One row per answered query."""
     table = Table(title="Answers", title_justify="left")

@@ -103,6 +103,7 @@ def progress_bar(silent: bool) -> Progress:
     help="Write a PNG of accuracy by query type and tokens per query.",
 )
 @click.option("--silent", is_flag=True, help="No progress bar.")
+@click.option("--markdown", is_flag=True, help="Print the summary as a Markdown table.")
 @neo4j_options
 @json_option
 @click.pass_context
@@ -115,6 +116,7 @@ def bench(
     details: bool,
     plot_path: Path | None,
     silent: bool,
+    markdown: bool,
     as_json: bool,
     **neo4j: Any,
 ) -> None:
@@ -151,6 +153,11 @@ def bench(
             doc["backend_disagreements"] = differing
         emit_json(doc)
         return
+    if markdown:
+        click.echo(report.summary_markdown(summary))
+        if len(factories) > 1:
+            click.echo(f"\nAnswers that differ between backends: {len(differing)}")
+        return
     console = report.console()
     if details:
         console.print(report.details_table(records))
@@ -171,9 +178,10 @@ def bench(
     show_default=True,
     help="Filler-turn counts, comma-separated.",
 )
+@click.option("--markdown", is_flag=True, help="Print the table as Markdown.")
 @json_option
 @friendly_errors
-def tokens_cmd(filler: str, as_json: bool) -> None:
+def tokens_cmd(filler: str, markdown: bool, as_json: bool) -> None:
     """Tokens per query as the conversation grows: one fact, N filler turns, one question."""
     try:
         counts = [int(x) for x in filler.split(",") if x.strip()]
@@ -184,6 +192,19 @@ def tokens_cmd(filler: str, as_json: bool) -> None:
     result = token_scaling.measure(counts)
     if as_json:
         emit_json(result)
+        return
+    g = result["growth"]
+    summary = (
+        f"Conversation grew {result['conversation_growth']}x: raw dump tokens grew "
+        f"{g['raw']}x, vector RAG {g['rag']}x, context graph {g['graph']}x."
+    )
+    if markdown:
+        click.echo("| filler turns | raw dump | vector RAG | context graph |\n|---|---|---|---|")
+        for row in result["rows"]:
+            click.echo(
+                f"| {row['filler_turns']:,} | {row['raw']:,} | {row['rag']:,} | {row['graph']:,} |"
+            )
+        click.echo(f"\n{summary}")
         return
     table = Table(title="Tokens per query vs conversation length", title_justify="left")
     for column in ("Filler turns", "Raw dump", "Vector RAG", "Context graph"):
