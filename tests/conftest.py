@@ -24,7 +24,17 @@ from ctxneo.stores.base import Store
 from ctxneo.stores.networkx import NetworkXStore
 
 REPO = Path(__file__).resolve().parents[1]
-SEED = Path(os.environ.get("CTXNEO_SEED_SCENARIOS", REPO.parent / "shared/seed/scenarios.json"))
+
+
+def _find_seed() -> Path:
+    """The seed article's scenarios: $CTXNEO_SEED_SCENARIOS, or shared/seed/ beside an ancestor."""
+    if os.environ.get("CTXNEO_SEED_SCENARIOS"):
+        return Path(os.environ["CTXNEO_SEED_SCENARIOS"])
+    candidates = [d / "shared/seed/scenarios.json" for d in REPO.parents]
+    return next((c for c in candidates if c.exists()), candidates[0])
+
+
+SEED = _find_seed()
 
 
 @dataclass(frozen=True)
