@@ -109,6 +109,21 @@ class Answerer:
             p: m for p in self.store.predicates() if (m := match_predicate(q, p, self.lexicon))
         }
         mentioned = {lk.entity for lk in links if lk.coverage >= 0.999}
+        verb = _verb(q, anchors)
+        if (
+            q.asks_speaker
+            and q.hint is not None
+            and verb is not None
+            and q.words[verb].stem in STATED
+            and not any(verb in m for m in predicates.values())
+        ):
+            # "Who caught X": the "who" is whoever said it, not an owner relation.
+            hint = q.hint.pos
+            predicates = {
+                p: kept
+                for p, found in predicates.items()
+                if (kept := {k: v for k, v in found.items() if k != hint})
+            }
         ctx = _Scoring(q, predicates, mentioned, {lk.entity: lk for lk in anchors}, self.lexicon)
 
         # Who-questions may ask for the agent who stated a fact rather than for a
@@ -173,8 +188,7 @@ class Answerer:
         type_stems = {q.words[p].stem for p in q.type_positions}
         if type_stems:
             return not type_stems & set(name_stems(best.answer))
-        named = {p for lk in ctx.anchors.values() for p in lk.positions}
-        verb = next((p for p in q.after_wh if p not in named), None)
+        verb = _verb(q, list(ctx.anchors.values()))
         explained = verb is not None and verb in ctx.predicates.get(best.last.predicate, {})
         stated = verb is not None and q.words[verb].stem in STATED
         if stated and not explained:
@@ -235,6 +249,12 @@ class Answerer:
         self, q: Question, best: Path, provenance: bool, mentioned: set[str], as_of: int | None
     ) -> Answer:
         last, outward = best.last, best.directions[-1] == "out"
+        if not outward:
+            # Walked from a value to what has it ("before it became 3.0.0"): the
+            # question is about the subject's values, with that one named.
+            slot = self.store.history(last.subject, last.predicate)
+            if len(slot) > 1:
+                outward, mentioned = True, {*mentioned, last.object}
         if outward:
             slot = self.store.history(last.subject, last.predicate)
         else:
@@ -247,6 +267,16 @@ class Answerer:
         if as_of is not None:
             slot = [f for f in slot if f.seq <= as_of]
         value = (lambda f: f.object) if outward else (lambda f: f.subject)
+        reading = f"history:{q.history}"
+        if q.history == "all":
+            if not slot:
+                return _unknown(q.text, f"{reading}: no values")
+            evidence = _unique_facts([*best.facts[:-1], *slot])
+            if provenance:
+                return _answer(
+                    q.text, [f.speaker or UNKNOWN for f in slot], evidence, reading + ":provenance"
+                )
+            return _answer(q.text, [value(f) for f in slot], evidence, reading)
         if q.history == "first":
             chosen: Fact | None = slot[0] if slot else None
         else:
@@ -257,7 +287,6 @@ class Answerer:
                 current = [i for i, f in enumerate(slot) if f.valid_at(as_of)]
                 index = current[-1] if current else len(slot)
             chosen = slot[index - 1] if index >= 1 else None
-        reading = f"history:{q.history}"
         if chosen is None:
             return _unknown(q.text, f"{reading}: no earlier value", tuple(slot))
         evidence = _unique_facts([*best.facts[:-1], *slot])
@@ -389,7 +418,10 @@ class _Scoring:
 
         hop_ok = []
         for i, fact in enumerate(facts):
-            ok = add(self.predicates.get(fact.predicate, {}))
+            found = self.predicates.get(fact.predicate, {})
+            # A hop whose predicate the question names is justified even when another
+            # hop explains that word better ("gets its *water* from" for both hops).
+            ok = add(found) or bool(found.keys() - anchor_positions)
             if i < len(facts) - 1:  # the entity in the middle of a join: "the *clause* whose"
                 ok = add(self._name(ends[i + 1])[1], MIDDLE_WEIGHT) or ok
             hop_ok.append(ok)
@@ -417,6 +449,13 @@ class _Scoring:
         backward = self.q.history is not None and directions[-1] == "in"
         score = round(score, 6)  # equal explanations must tie exactly, whatever the float order
         return [Path(anchor, facts, ends, directions, score, frozenset(explained), backward)]
+
+
+def _verb(q: Question, anchors: Sequence[Link]) -> int | None:
+    """The position of the first word after "who"/"which agent" that names no entity and is
+    not a history cue: the verb of the question ("who *set* the priority")."""
+    named = {p for lk in anchors for p in lk.positions}
+    return next((p for p in q.after_wh if p not in named and p not in q.cue_positions), None)
 
 
 def _unique_facts(facts: Sequence[Fact] | object) -> tuple[Fact, ...]:

@@ -23,7 +23,18 @@ from ctxneo.text import STOPWORDS, Token, is_identifier, name_stems, split_words
 EXACT, RELATED, PREFIX = 1.0, 0.8, 0.7
 
 # Words that turn a question into a history or provenance question, or ask for a count.
-_FIRST = {stem(w) for w in "originally original initially initial first earliest start".split()}
+_FIRST = {stem(w) for w in "originally original initially initial first earliest".split()}
+_FIRST_PHRASES = re.compile(
+    r"\b(start(ed)? (out )?(at|with|as)|began (at|with|as)|open(ed)? (at|with|as)|to begin with"
+    r"|at the (start|outset|beginning))\b"
+)
+# "list every value it has had", "walk me through each stage": the whole history.
+_ALL_VALUES = re.compile(
+    r"\b(in order|oldest first|newest first|over time|walk me through|run me through|take me "
+    r"through|each (stage|step|value|version|change)|every (stage|step|value|version|change)"
+    r"|(has|have) had|(has|have) (moved|gone|been) through|history of|all the (values|stages"
+    r"|versions|dates|statuses|changes))\b"
+)
 _PREVIOUS = {
     stem(w) for w in "previous previously prior before earlier formerly former old".split()
 }
@@ -44,13 +55,15 @@ STATED = {
         "raise update "
         "make call pick report notice spot discover bump lower drop reclassify revise move switch "
         "escalate downgrade upgrade approve sign rate assess classify mark label estimate measure "
-        "negotiate agree settle fix finalize finalise add remove create open close put write"
+        "negotiate agree settle fix finalize finalise add remove create open close put write "
+        "diagnose catch notice observe see warn alert confirm verify check log enter"
     ).split()
 }
 _WH = {"who", "whom", "whose", "what", "which", "where", "when", "why", "how"}
 _ASKS_FOR_SPEAKER = {stem(w) for w in "agent speaker person".split()}
 # The question word itself hints at a relation: "where" at a location, "when" at a date.
 _WH_HINTS = {
+    "whose": "owner",
     "where": "location",
     "when": "date",
     "long": "duration",
@@ -76,11 +89,12 @@ class Question:
     content: tuple[Token, ...]
     wh: Token | None  # the first question word
     type_positions: frozenset[int]  # the noun after "which"/"what": "which *team* owns"
-    history: str | None  # "first", "previous" or None
+    history: str | None  # "first", "previous", "all" or None
     asks_speaker: bool  # "who ...", "which agent ..."
     after_wh: tuple[int, ...]  # content positions after the question word and its noun
     count: bool
     hint: Token | None  # the question word as a relation word ("where" -> location)
+    cue_positions: frozenset[int]  # words that are history cues ("first", "originally")
     shape: str | None  # the answer's expected shape: date, duration, amount
 
     def positions(self) -> frozenset[int]:
@@ -104,7 +118,10 @@ def read_question(text: str) -> Question:
             if follower.possessive:  # "which supplier's shipment": the supplier is asked for
                 break
     history = None
-    if stems & _FIRST:
+    lowered = " ".join(t.word for t in words)
+    if _ALL_VALUES.search(lowered):
+        history = "all"
+    elif stems & _FIRST or _FIRST_PHRASES.search(lowered):
         history = "first"
     elif stems & _PREVIOUS or ("from" in {t.word for t in words} and stems & _CHANGE):
         history = "previous"
@@ -128,18 +145,20 @@ def read_question(text: str) -> Question:
         | ({stem(nxt.word)} if wh is not None and wh.word == "how" and nxt is not None else set())
     )
     shape = next((name for name, words_ in _SHAPE_WORDS.items() if shape_stems & words_), None)
+    cues = frozenset(t.pos for t in content if t.stem in _FIRST | _PREVIOUS)
     return Question(
-        text,
-        words,
-        content,
-        wh,
-        frozenset(type_positions),
-        history,
-        asks_speaker,
-        after_wh,
-        count,
-        hint,
-        shape,
+        text=text,
+        words=words,
+        content=content,
+        wh=wh,
+        type_positions=frozenset(type_positions),
+        history=history,
+        asks_speaker=asks_speaker,
+        after_wh=after_wh,
+        count=count,
+        hint=hint,
+        cue_positions=cues,
+        shape=shape,
     )
 
 
@@ -264,6 +283,14 @@ def cover(question: Question, surface: str) -> Cover:
             used.add(best[0])
     weak = {i for i, n in enumerate(stems) if n in STOPWORDS or len(n) == 1}
     anchored = {i for i in matched if i not in weak}
+    for i in matched:  # weak parts written as one word, in the name's order: "A3", "T1"
+        j = i + 1
+        if (
+            j in matched
+            and matched[j][0] == matched[i][0] + 1
+            and (words[matched[i][0]].group == words[matched[j][0]].group)
+        ):
+            anchored |= {i, j}
     if not anchored and len(stems) == 1 and matched:
         # A one-letter or stopword name ("A") counts when written as the name is,
         # capitalised and not opening the sentence: "what does A depend on".
@@ -413,6 +440,10 @@ def match_predicate(question: Question, predicate: str, lexicon: Lexicon) -> dic
     if question.hint is not None:
         candidates.append((question.hint, HINT_WEIGHT))
     particles = _particles(predicate)
+    hint = question.hint
+    if hint is not None and particles & _HINT_PARTICLES.get(hint.stem, set()):
+        # "where" is answered by X_IN / X_AT, "when" by X_ON: HELD_IN, STAYING_AT, FILED_ON.
+        out[hint.pos] = RELATED * HINT_WEIGHT
     for n in predicate_stems(predicate):
         for t, weight in candidates:
             s = word_match(t.stem, n, lexicon) * weight
@@ -425,6 +456,7 @@ def match_predicate(question: Question, predicate: str, lexicon: Lexicon) -> dic
 
 
 PARTICLE_BONUS = 0.25
+_HINT_PARTICLES = {stem("location"): {"in", "at"}, stem("date"): {"on"}}
 _PARTICLES = {"on", "by", "to", "at", "in", "for", "from", "with", "of", "into", "onto"}
 
 
@@ -463,10 +495,13 @@ def has_shape(value: str, shape: str) -> bool:
 
 
 def person_like(name: str) -> bool:
-    """Whether a name could answer "who": an identifier or a short proper name, not a phrase."""
+    """Whether a name could answer "who": an identifier, a handle or a short proper name,
+    not a phrase or a quantity ("15 minutes", "late delivery")."""
     if is_identifier(name):
         return True
     words = name.split()
+    if len(words) == 1:
+        return bool(re.fullmatch(r"[^\W\d_][\w.-]*", name))
     return (
         0 < len(words) <= 3 and all(w[:1].isupper() for w in words) and not re.search(r"\d", name)
     )

@@ -20,7 +20,8 @@ _STEMMER = snowballstemmer.stemmer("english")
 
 # A word: a run of letters/digits (any script), keeping an apostrophe suffix
 # ("Checkout's") so it can be dropped deliberately below.
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+# Numbers keep their inner dots and commas ("3.0.0", "12,000", "0.5").
+_WORD = re.compile(r"[^\W_]+(?:(?<=\d)[.,]\d+)*(?:['’][^\W_]+)?")
 # Boundaries inside an identifier: aB, ABc (acronym then word), a1, 1a.
 _ACRONYM_PLURAL = re.compile(r"\b([A-Z]{2,})s\b")
 _CAMEL = re.compile(
@@ -115,6 +116,7 @@ _IRREGULAR = {
         "withdraw": "withdrew withdrawn",
         "oversee": "oversaw overseen",
         "bind": "bound",
+        "catch": "caught",
         "dig": "dug",
         "feed": "fed",
         "forbid": "forbade forbidden",
@@ -139,17 +141,18 @@ def stem(word: str) -> str:
     return _STEMMER.stemWord(_IRREGULAR.get(word, word))
 
 
-def _split(text: str) -> list[tuple[str, str, bool]]:
-    """Words of ``text`` in order: (lower-case, as written, ended in a possessive ``'s``)."""
-    words: list[tuple[str, str, bool]] = []
-    for match in _WORD.finditer(text):
+def _split(text: str) -> list[tuple[str, str, bool, int]]:
+    """Words of ``text`` in order: (lower-case, as written, ended in a possessive ``'s``,
+    index of the written word it came from)."""
+    words: list[tuple[str, str, bool, int]] = []
+    for group, match in enumerate(_WORD.finditer(text)):
         raw = match.group(0)
         possessive = bool(re.search(r"['’][sS]$", raw))
         raw = re.split(r"['’]", raw)[0] if possessive else raw.replace("’", "'")
         raw = _ACRONYM_PLURAL.sub(r"\1", raw)  # "GPUs" -> "GPU"
         pieces = [p for part in _CAMEL.split(raw) for p in part.split("'") if p]
         words.extend(
-            (p.lower(), p, possessive and i == len(pieces) - 1) for i, p in enumerate(pieces)
+            (p.lower(), p, possessive and i == len(pieces) - 1, group) for i, p in enumerate(pieces)
         )
     return words
 
@@ -160,7 +163,7 @@ def split_words(text: str) -> list[str]:
     ``Service_Checkout's`` -> service, checkout; ``AuthModule`` -> auth,
     module; ``us-east-1`` -> us, east, 1; ``HTTPServer2`` -> http, server, 2.
     """
-    return [w for w, _, _ in _split(text)]
+    return [w for w, _, _, _ in _split(text)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +175,7 @@ class Token:
     stem: str
     possessive: bool = False
     written: str = ""  # the word as written, case kept
+    group: int = 0  # which written word it came from: "A3" gives two tokens of one group
 
     @property
     def stop(self) -> bool:
@@ -180,7 +184,7 @@ class Token:
 
 def tokens(text: str) -> list[Token]:
     """Every word of ``text`` with its position and stem."""
-    return [Token(i, w, stem(w), p, raw) for i, (w, raw, p) in enumerate(_split(text))]
+    return [Token(i, w, stem(w), p, raw, g) for i, (w, raw, p, g) in enumerate(_split(text))]
 
 
 @lru_cache(maxsize=500_000)
@@ -195,7 +199,11 @@ def index_keys(name: str) -> frozenset[str]:
 
 
 def is_identifier(name: str) -> bool:
-    """Whether a name looks like an identifier (``AuthModule``, ``Ticket_4471``), not prose."""
-    return " " not in name.strip() and (
-        "_" in name or bool(re.search(r"[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]", name))
-    )
+    """Whether a name looks like an identifier (``AuthModule``, ``Ticket_4471``,
+    ``ACC-55019``), not prose ("15 minutes", "gluten-free")."""
+    name = name.strip()
+    if " " in name:
+        return False
+    if "_" in name or re.search(r"[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]", name):
+        return True
+    return "-" in name and bool(re.search(r"[A-Z\d]", name))

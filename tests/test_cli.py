@@ -13,7 +13,9 @@ from ctxneo.cli import main
 
 
 def run(*args: str, code: int = 0) -> Result:
-    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    # Stores come from the arguments only, never from the caller's environment.
+    env = {"NEO4J_URI": None, "CTXNEO_STORE": None, "CTXNEO_NAMESPACE": None}
+    result = CliRunner(env=env).invoke(main, list(args), catch_exceptions=False)
     assert result.exit_code == code, result.output
     return result
 
