@@ -141,19 +141,30 @@ def stem(word: str) -> str:
     return _STEMMER.stemWord(_IRREGULAR.get(word, word))
 
 
+@lru_cache(maxsize=100_000)
+def _pieces(raw: str) -> tuple[str, ...]:
+    """The parts of one written word at case and letter/digit boundaries."""
+    if raw.isalpha() and (raw.islower() or raw[1:].islower()):
+        return (raw,)  # the common case: "service", "Checkout"
+    if raw.endswith("s") and _ACRONYM_PLURAL.search(raw):
+        raw = _ACRONYM_PLURAL.sub(r"\1", raw)  # "GPUs" -> "GPU"
+    return tuple(p for part in _CAMEL.split(raw) for p in part.split("'") if p)
+
+
 def _split(text: str) -> list[tuple[str, str, bool, int]]:
     """Words of ``text`` in order: (lower-case, as written, ended in a possessive ``'s``,
     index of the written word it came from)."""
     words: list[tuple[str, str, bool, int]] = []
-    for group, match in enumerate(_WORD.finditer(text)):
-        raw = match.group(0)
-        possessive = bool(re.search(r"['’][sS]$", raw))
-        raw = re.split(r"['’]", raw)[0] if possessive else raw.replace("’", "'")
-        raw = _ACRONYM_PLURAL.sub(r"\1", raw)  # "GPUs" -> "GPU"
-        pieces = [p for part in _CAMEL.split(raw) for p in part.split("'") if p]
-        words.extend(
-            (p.lower(), p, possessive and i == len(pieces) - 1, group) for i, p in enumerate(pieces)
-        )
+    for group, raw in enumerate(_WORD.findall(text)):
+        possessive = False
+        if "'" in raw or "’" in raw:
+            raw = raw.replace("’", "'")
+            possessive = raw[-2:] in ("'s", "'S")
+            if possessive:
+                raw = raw.split("'")[0]
+        pieces = _pieces(raw)
+        last = len(pieces) - 1
+        words.extend((p.lower(), p, possessive and i == last, group) for i, p in enumerate(pieces))
     return words
 
 

@@ -54,6 +54,23 @@ def _locked(method: Callable[..., _T]) -> Callable[..., _T]:
     return wrapper
 
 
+class FactGraph(nx.DiGraph):  # type: ignore[misc]
+    """A DiGraph whose edge (subject, object) data maps sequence numbers to facts.
+
+    :meth:`put` writes the adjacency dicts directly (the route NetworkX documents
+    for subclasses): ``add_edge`` and the views cost more than the dict writes.
+    """
+
+    def put(self, fact: Fact) -> None:
+        """Store ``fact`` on its edge (both nodes must exist), replacing its older version."""
+        s, o = fact.subject, fact.object
+        edge = self._succ[s].get(o)
+        if edge is None:
+            edge = self._succ[s][o] = {}
+            self._pred[o][s] = edge
+        edge[fact.seq] = fact
+
+
 class NetworkXStore(Store):
     """In-process store; with ``path`` every change is appended to a journal."""
 
@@ -61,7 +78,7 @@ class NetworkXStore(Store):
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else None
-        self.graph: nx.DiGraph = nx.DiGraph()
+        self.graph = FactGraph()
         self.by_key: dict[tuple[str, str], list[Fact]] = {}
         self.by_predicate: dict[str, list[tuple[str, int]]] = {}
         self.postings: dict[str, set[str]] = defaultdict(set)
@@ -120,14 +137,13 @@ class NetworkXStore(Store):
 
     def _insert(self, fact: Fact) -> None:
         s, o = fact.subject, fact.object
+        graph = self.graph
         for name in (s, o):
-            if name not in self.graph:
-                self.graph.add_node(name)
+            if name not in graph._succ:
+                graph.add_node(name)
                 for key in index_keys(name):
                     self.postings[key].add(name)
-        if not self.graph.has_edge(s, o):
-            self.graph.add_edge(s, o)
-        self.graph[s][o][fact.seq] = fact
+        graph.put(fact)
         self.by_key.setdefault((s, fact.predicate), []).append(fact)
         self.by_predicate.setdefault(fact.predicate, []).append((s, fact.seq))
         self.seq = max(self.seq, fact.seq, fact.valid_to or 0)
@@ -155,7 +171,7 @@ class NetworkXStore(Store):
         )
         facts = self.by_key[(fact.subject, fact.predicate)]
         facts[facts.index(fact)] = closed
-        self.graph[fact.subject][fact.object][fact.seq] = closed
+        self.graph.put(closed)
         self.seq = max(self.seq, at)
         if fact.valid_to is None:
             self.facts_current -= 1
@@ -174,34 +190,40 @@ class NetworkXStore(Store):
     def remember_many(self, facts: Sequence[NewFact]) -> list[Fact]:
         checked = [f.checked() for f in facts]
         records: list[dict[str, Any]] = []
+        journaled = self._journal is not None
 
         def change() -> list[Fact]:
-            out = []
+            out: list[Fact] = []
+            closed_now: dict[int, Fact] = {}  # facts of this batch that a later one closed
             for new in checked:
-                key = (new.subject, new.predicate)
-                if new.multi and new.predicate not in self.multi:
-                    self.multi.add(new.predicate)
-                    records.append({"op": "multi", "predicate": new.predicate})
-                current = [f for f in self.by_key.get(key, ()) if f.valid_to is None]
-                same, closing = supersede(current, new, new.predicate in self.multi)
+                predicate = new.predicate
+                if new.multi and predicate not in self.multi:
+                    self.multi.add(predicate)
+                    if journaled:
+                        records.append({"op": "multi", "predicate": predicate})
+                current = [
+                    f for f in self.by_key.get((new.subject, predicate), ()) if f.valid_to is None
+                ]
+                same, closing = supersede(current, new, predicate in self.multi)
                 if same is not None:
                     out.append(same)
                     continue
                 seq = self.seq + 1
                 for old in closing:
-                    self._close(old, seq)
-                    records.append(
-                        {
-                            "op": "close",
-                            "s": old.subject,
-                            "p": old.predicate,
-                            "seq": old.seq,
-                            "at": seq,
-                        }
-                    )
+                    closed_now[old.seq] = self._close(old, seq)
+                    if journaled:
+                        records.append(
+                            {
+                                "op": "close",
+                                "s": old.subject,
+                                "p": predicate,
+                                "seq": old.seq,
+                                "at": seq,
+                            }
+                        )
                 fact = Fact(
                     new.subject,
-                    new.predicate,
+                    predicate,
                     new.object,
                     seq,
                     seq,
@@ -211,10 +233,11 @@ class NetworkXStore(Store):
                     new.fact_id,
                 )
                 self._insert(fact)
-                records.append(fact_record(fact))
+                if journaled:
+                    records.append(fact_record(fact))
                 out.append(fact)
             # A fact closed later in the same batch is returned as it now stands.
-            return [self._find(f.subject, f.predicate, f.seq) for f in out]
+            return [closed_now.get(f.seq, f) for f in out] if closed_now else out
 
         return self._write(records, change)
 
