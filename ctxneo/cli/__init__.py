@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ctxneo import __version__
-from ctxneo.cli import bench_cmds, memory_cmds, neo4j_cmds
+from ctxneo.cli import bench_cmds, export_cmds, memory_cmds, neo4j_cmds
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -19,5 +19,10 @@ def main() -> None:
     """
 
 
-for command in [*memory_cmds.COMMANDS, *bench_cmds.COMMANDS, *neo4j_cmds.COMMANDS]:
+for command in [
+    *memory_cmds.COMMANDS,
+    *bench_cmds.COMMANDS,
+    *export_cmds.COMMANDS,
+    *neo4j_cmds.COMMANDS,
+]:
     main.add_command(command)

@@ -23,8 +23,8 @@ def json_option(f: F) -> F:
     )(f)  # type: ignore[return-value]
 
 
-def neo4j_options(f: F) -> F:
-    """--uri/--user/--password/--database/--namespace, defaulting to the NEO4J_* variables."""
+def connection_options(f: F) -> F:
+    """--uri/--user/--password/--database, defaulting to the NEO4J_* variables."""
     for decorator in reversed(
         [
             click.option(
@@ -51,17 +51,22 @@ def neo4j_options(f: F) -> F:
                 default=None,
                 help="Neo4j database (default: the server's default). [env: NEO4J_DATABASE]",
             ),
-            click.option(
-                "--namespace",
-                envvar="CTXNEO_NAMESPACE",
-                default="default",
-                show_default=True,
-                help="Which memory on the Neo4j server. [env: CTXNEO_NAMESPACE]",
-            ),
         ]
     ):
         f = decorator(f)
     return f
+
+
+def neo4j_options(f: F) -> F:
+    """The connection options and --namespace (which memory on the server)."""
+    f = click.option(
+        "--namespace",
+        envvar="CTXNEO_NAMESPACE",
+        default="default",
+        show_default=True,
+        help="Which memory on the Neo4j server. [env: CTXNEO_NAMESPACE]",
+    )(f)
+    return connection_options(f)
 
 
 def store_options(f: F) -> F:

@@ -81,6 +81,10 @@ class Store(ABC):
         """
 
     @abstractmethod
+    def aliases(self) -> dict[str, tuple[str, ...]]:
+        """Every registered alias, by entity (sorted by entity)."""
+
+    @abstractmethod
     def predicates(self) -> list[str]:
         """Every predicate the memory has seen, sorted."""
 

@@ -74,6 +74,17 @@ def _fact(row: Any, suffix: str = "") -> Fact:
     )
 
 
+def namespace_tag(namespace: str) -> str:
+    """The prefix of this namespace's stems in the full-text index."""
+    return "n" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:12]
+
+
+def search_text(namespace: str, *names: str) -> str:
+    """What an entity's ``search`` property holds: its (and its aliases') stems, tagged."""
+    tag = namespace_tag(namespace)
+    return " ".join(f"{tag}_{key}" for name in names for key in sorted(index_keys(name)))
+
+
 class Neo4jStore(Store):
     """A memory in one namespace of a Neo4j database.
 
@@ -101,7 +112,7 @@ class Neo4jStore(Store):
         self.namespace = namespace
         self.connection_timeout = connection_timeout
         # Stems are indexed as "<tag>_<stem>" so a full-text query meets only this namespace.
-        self._tag = "n" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:12]
+        self._tag = namespace_tag(namespace)
         self._driver: Any = None
 
     # -- connection -------------------------------------------------------------
@@ -209,7 +220,7 @@ class Neo4jStore(Store):
         return list(tx.run(cypher.load(name), {"ns": self.namespace, **params}))
 
     def _search(self, name: str) -> str:
-        return " ".join(f"{self._tag}_{key}" for key in sorted(index_keys(name)))
+        return search_text(self.namespace, name)
 
     # -- writes -------------------------------------------------------------------
 
@@ -347,6 +358,32 @@ class Neo4jStore(Store):
             )
         )
 
+    def execute(self, statements: Iterable[str], progress: Any = lambda: None) -> int:
+        """Run Cypher statements in order, each in its own managed write transaction.
+
+        For ``ctxneo load`` and ``export --to-uri``: the statements are a script,
+        not this store's questions. Returns how many ran.
+
+        Raises:
+            StoreError: a statement failed (the ones before it stay applied).
+        """
+        from neo4j.exceptions import ClientError
+
+        count = 0
+        for statement in statements:
+            try:
+                self._write(lambda tx, q=statement: tx.run(q).consume())
+            except StoreError as e:
+                cause = e.__cause__
+                if not (isinstance(cause, ClientError) and cause.code in _SCHEMA_RACE_CODES):
+                    raise StoreError(f"statement {count + 1} failed: {e}") from cause
+            count += 1
+            progress()
+        self._write(lambda tx: None)  # a no-op write makes sure the last one is visible
+        with self._session() as session:
+            session.run("CALL db.awaitIndexes(120)").consume()
+        return count
+
     def clear(self) -> None:
         from neo4j.exceptions import Neo4jError
 
@@ -365,6 +402,9 @@ class Neo4jStore(Store):
             return []
         rows = self._read("find_entities", query=" OR ".join(terms), limit=limit)
         return [EntityHit(r["name"], tuple(r["aliases"] or ())) for r in rows]
+
+    def aliases(self) -> dict[str, tuple[str, ...]]:
+        return {r["name"]: tuple(r["aliases"]) for r in self._read("aliases")}
 
     def predicates(self) -> list[str]:
         (row,) = self._read("memory_info")

@@ -82,7 +82,7 @@ class NetworkXStore(Store):
         self.by_key: dict[tuple[str, str], list[Fact]] = {}
         self.by_predicate: dict[str, list[tuple[str, int]]] = {}
         self.postings: dict[str, set[str]] = defaultdict(set)
-        self.aliases: dict[str, list[str]] = {}
+        self._aliases: dict[str, list[str]] = {}
         self.multi: set[str] = set()
         self.seq = 0
         self.facts_total = 0
@@ -178,7 +178,7 @@ class NetworkXStore(Store):
         return closed
 
     def _alias(self, phrase: str, entity: str) -> None:
-        owners = self.aliases.setdefault(entity, [])
+        owners = self._aliases.setdefault(entity, [])
         if phrase not in owners:
             owners.append(phrase)
         for key in index_keys(phrase):
@@ -280,7 +280,7 @@ class NetworkXStore(Store):
     def add_alias(self, phrase: str, entity: str) -> None:
         check_name(phrase, "alias phrase")
         check_name(entity, "entity")
-        if phrase in self.aliases.get(entity, ()):
+        if phrase in self._aliases.get(entity, ()):
             return
         self._write(
             [{"op": "alias", "phrase": phrase, "entity": entity}],
@@ -293,7 +293,7 @@ class NetworkXStore(Store):
         self.by_key.clear()
         self.by_predicate.clear()
         self.postings.clear()
-        self.aliases.clear()
+        self._aliases.clear()
         self.multi.clear()
         self.seq = self.facts_total = self.facts_current = 0
         if self._journal is not None:
@@ -312,7 +312,12 @@ class NetworkXStore(Store):
             for name in self.postings.get(key, ()):
                 hits[name] += 1
         best = heapq.nsmallest(limit, hits.items(), key=lambda kv: (-kv[1], kv[0]))
-        return [EntityHit(name, tuple(self.aliases.get(name, ()))) for name, _ in best]
+        return [EntityHit(name, tuple(self._aliases.get(name, ()))) for name, _ in best]
+
+    @_locked
+    def aliases(self) -> dict[str, tuple[str, ...]]:
+        self._sync()
+        return {entity: tuple(phrases) for entity, phrases in sorted(self._aliases.items())}
 
     @_locked
     def predicates(self) -> list[str]:
