@@ -132,3 +132,91 @@ def plot(summary: Sequence[dict[str, Any]], path: str | Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+_SCALE_COLUMNS = (
+    ("backend", "backend", "{}"),
+    ("facts", "facts", "{:,}"),
+    ("ingest_one_per_s", "ingest 1-by-1/s", "{:,.0f}"),
+    ("ingest_batch_per_s", "ingest batched/s", "{:,.0f}"),
+    ("ingest_journal_per_s", "journal batched/s", "{:,.0f}"),
+    ("rss_bytes_per_fact", "RSS B/fact", "{:,.0f}"),
+    ("direct_p50_ms", "direct p50 ms", "{:.3f}"),
+    ("direct_p95_ms", "direct p95 ms", "{:.3f}"),
+    ("direct_correct", "direct right", "{:.1%}"),
+    ("two_hop_p50_ms", "2-hop p50 ms", "{:.3f}"),
+    ("two_hop_p95_ms", "2-hop p95 ms", "{:.3f}"),
+    ("two_hop_correct", "2-hop right", "{:.1%}"),
+    ("round_trips_per_answer", "round trips/answer", "{:.2f}"),
+)
+
+
+def _scale_cells(row: dict[str, Any]) -> list[str]:
+    return ["–" if row.get(key) is None else fmt.format(row[key]) for key, _, fmt in _SCALE_COLUMNS]
+
+
+def _growth_lines(result: dict[str, Any]) -> list[str]:
+    return [
+        f"{backend}: {g['facts']}x the facts -> direct p50 x{g['direct_p50']}, "
+        f"two-hop p50 x{g['two_hop_p50']}, batched ingest rate x{g['ingest_batch']}"
+        for backend, g in result["growth"].items()
+    ]
+
+
+def scale_table(result: dict[str, Any]) -> Table:
+    table = Table(title="Scale", title_justify="left", caption="\n".join(_growth_lines(result)))
+    for _, label, _ in _SCALE_COLUMNS:
+        table.add_column(label, justify="right")
+    for row in result["rows"]:
+        table.add_row(*_scale_cells(row))
+    return table
+
+
+def scale_markdown(result: dict[str, Any]) -> str:
+    lines = [
+        "| " + " | ".join(label for _, label, _ in _SCALE_COLUMNS) + " |",
+        "|" + "---|" * len(_SCALE_COLUMNS),
+    ]
+    lines += ["| " + " | ".join(_scale_cells(row)) + " |" for row in result["rows"]]
+    return "\n".join([*lines, "", *_growth_lines(result)])
+
+
+def plot_scale(rows: Sequence[dict[str, Any]], path: str | Path) -> None:
+    """Write a PNG: batched ingest rate and answer p50 against memory size, per backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for backend in sorted({r["backend"] for r in rows}):
+        mine = sorted((r for r in rows if r["backend"] == backend), key=lambda r: r["facts"])
+        sizes = [r["facts"] for r in mine]
+        left.plot(
+            sizes, [r["ingest_batch_per_s"] for r in mine], marker="o", label=f"{backend} batched"
+        )
+        left.plot(
+            sizes,
+            [r["ingest_one_per_s"] for r in mine],
+            marker="x",
+            linestyle="--",
+            label=f"{backend} one at a time",
+        )
+        right.plot(sizes, [r["direct_p50_ms"] for r in mine], marker="o", label=f"{backend} direct")
+        right.plot(
+            sizes, [r["two_hop_p50_ms"] for r in mine], marker="s", label=f"{backend} two-hop"
+        )
+    for axis, title, ylabel in (
+        (left, "Ingest rate", "facts per second"),
+        (right, "Answer latency (p50)", "milliseconds"),
+    ):
+        axis.set_xscale("log")
+        axis.set_yscale("log")
+        axis.set_xlabel("facts in memory")
+        axis.set_ylabel(ylabel)
+        axis.set_title(title)
+        axis.legend(fontsize=8)
+        axis.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -45,6 +45,7 @@ from ctxneo.stores.base import Store
 from ctxneo.text import is_identifier, name_stems
 
 MAX_ANCHORS = 4
+CANDIDATES = 24  # entities the index proposes per question, best first
 DESCRIBED_FACTS = 25
 SECOND_HOP_COST = 0.5
 MIDDLE_WEIGHT = 0.9
@@ -98,16 +99,15 @@ class Answerer:
     def ask(self, text: str, *, speaker: str | None = None, as_of: int | None = None) -> Answer:
         """Answer ``text``; ``speaker`` resolves "I"/"my"; ``as_of`` reads the past."""
         q = read_question(text)
-        links = link_entities(q, self.store.find_entities(lookup_keys(q)))
+        hits, vocabulary = self.store.vocabulary(lookup_keys(q), limit=CANDIDATES)
+        links = link_entities(q, hits)
         if speaker and any(t.word in _FIRST_PERSON for t in q.words):
             mine = {t.pos: 1.0 for t in q.words if t.word in _FIRST_PERSON}
             links = [Link(speaker, speaker, 1.0, mine, True), *links]
         # A name met only in the "which X" noun is the answer's kind, not where to start.
         anchors = [lk for lk in links if lk.exact or not lk.positions.keys() <= q.type_positions]
         anchors = anchors[:MAX_ANCHORS]
-        predicates = {
-            p: m for p in self.store.predicates() if (m := match_predicate(q, p, self.lexicon))
-        }
+        predicates = {p: m for p in vocabulary if (m := match_predicate(q, p, self.lexicon))}
         mentioned = {lk.entity for lk in links if lk.coverage >= 0.999}
         verb = _verb(q, anchors)
         if (
@@ -210,11 +210,22 @@ class Answerer:
         # An anchor that is never a subject is a value ("severe root intrusion"):
         # stepping from it to what has it needs no other word of the question.
         ctx.values = {n for n in names if not any(f.subject == n for f in adjacent)}
+        through: set[str] = set()
         for fact in adjacent:
             for anchor in names:
                 if anchor in (fact.subject, fact.object) and fact.subject != fact.object:
                     paths += ctx.score(anchor, (fact,))
-        for first, second in self.store.two_hop(names, as_of=as_of):
+                    if fact.valid_at(as_of) and ctx.first_hop_explained(anchor, fact):
+                        through.add(fact.object if fact.subject == anchor else fact.subject)
+        if paths and not ctx.could_improve(min(paths, key=Path.order)):
+            return paths  # a second hop has no word of the question left to explain
+        # Only walk on through a first hop the question speaks of: a hub behind an
+        # unrelated fact is never expanded (and could not justify a path anyway).
+        for first, second in self.store.two_hop(names, through=sorted(through), as_of=as_of):
+            if first.predicate == second.predicate and (
+                first.subject == second.subject or first.object == second.object
+            ):
+                continue  # siblings (X runs on C, Y runs on C) answer nothing the question asks
             for anchor in names:
                 if anchor in (first.subject, first.object):
                     paths += ctx.score(anchor, (first, second))
@@ -342,6 +353,27 @@ class _Scoring:
                 found[p] = max(found.get(p, 0.0), w)
         return found
 
+    def could_improve(self, best: Path) -> bool:
+        """Whether some question word that anything could explain is still unexplained."""
+        explainable = set(self.q.type_positions)
+        for found in self.predicates.values():
+            explainable |= found.keys()
+        if self.q.hint is not None and self.q.shape is not None:
+            explainable.add(self.q.hint.pos)
+        for link in self.anchors.values():
+            explainable |= link.positions.keys()
+        return not explainable <= best.explained
+
+    def first_hop_explained(self, anchor: str, fact: Fact) -> bool:
+        """Whether a first hop from ``anchor`` could start a justified two-hop path."""
+        spent = self.anchors[anchor].positions.keys()
+        middle = fact.object if fact.subject == anchor else fact.subject
+        return bool(
+            self.predicates.get(fact.predicate, {}).keys() - spent
+            or self._name(middle)[1].keys() - spent
+            or (anchor in self.values and fact.object == anchor)
+        )
+
     def score(self, anchor: str, facts: tuple[Fact, ...]) -> list[Path]:
         ends = [anchor]
         directions = []
@@ -426,13 +458,17 @@ class _Scoring:
                 ok = add(self._name(ends[i + 1])[1], MIDDLE_WEIGHT) or ok
             hop_ok.append(ok)
         hop_ok[0] = hop_ok[0] or first_ok
+        if not all(hop_ok[:-1]):
+            return []  # checked first: most candidates fail here, before any name is read
         hop_ok[-1] = add(self._typed(answer)) or hop_ok[-1]
         echo = 0.0
         if self.lenient:
             # Asking who stated a value, or what came before it, names the value.
             coverage, strengths = self._name(answer)
             hop_ok[-1] = add(strengths, coverage) or hop_ok[-1]
-        elif is_identifier(answer):
+        if not hop_ok[-1]:
+            return []
+        if not self.lenient and is_identifier(answer):
             # An entity partly named outside the "which X" noun is what the question
             # talks about, not what it asks for ("who's redlining *the clause*").
             echo = sum(
@@ -440,8 +476,6 @@ class _Scoring:
                 for p, s in self._name(answer)[1].items()
                 if p not in self.q.type_positions and p not in anchor_positions
             )
-        if not all(hop_ok):
-            return []
         score = sum(explained.values()) - SECOND_HOP_COST * (len(facts) - 1)
         score -= ECHO_PENALTY * echo
         if self.q.shape is not None and not has_shape(answer, self.q.shape):

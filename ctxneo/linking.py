@@ -95,6 +95,9 @@ class Question:
     count: bool
     hint: Token | None  # the question word as a relation word ("where" -> location)
     cue_positions: frozenset[int]  # words that are history cues ("first", "originally")
+    keys: frozenset[str]  # every stem a name part could match: stems and prefixes of words
+    at: dict[str, tuple[int, ...]] = field(hash=False, compare=False)  # stem -> positions
+    prefixed: dict[str, tuple[int, ...]] = field(hash=False, compare=False)  # prefix -> positions
     shape: str | None  # the answer's expected shape: date, duration, amount
 
     def positions(self) -> frozenset[int]:
@@ -158,8 +161,23 @@ def read_question(text: str) -> Question:
         count=count,
         hint=hint,
         cue_positions=cues,
+        keys=frozenset(_keys(words)),
         shape=shape,
+        at=_positions((t.stem, t.pos) for t in words),
+        prefixed=_positions(
+            (t.stem[:k], t.pos)
+            for t in words
+            if not t.stop and not t.word.isdigit()
+            for k in range(3, len(t.stem))
+        ),
     )
+
+
+def _positions(pairs: Iterable[tuple[str, int]]) -> dict[str, tuple[int, ...]]:
+    found: dict[str, list[int]] = {}
+    for key, pos in pairs:
+        found.setdefault(key, []).append(pos)
+    return {key: tuple(ps) for key, ps in found.items()}
 
 
 class Lexicon:
@@ -187,6 +205,7 @@ class Lexicon:
         return cls("\n".join(texts).splitlines())
 
 
+@lru_cache(maxsize=200_000)
 def word_match(q: str, n: str, lexicon: Lexicon, *, allow_prefix: bool = True) -> float:
     """How well question stem ``q`` stands for name/predicate stem ``n`` (0 when not at all)."""
     if q == n:
@@ -248,32 +267,22 @@ def cover(question: Question, surface: str) -> Cover:
     "Source A" links ``Source_A``, "a source" does not.
     """
     stems, identifier = _surface_stems(surface)
-    if not stems:
-        return _NOTHING
+    acronyms = _acronyms(surface)
+    if not acronyms and question.keys.isdisjoint(stems):
+        return _NOTHING  # no part of the name meets any word (or prefix of one)
     words = question.words
     matched: dict[int, tuple[int, float]] = {}  # name index -> (question position, strength)
     spelled: dict[int, list[int]] = {}  # name index -> the words spelling out an acronym
     used: set[int] = set()
-    acronyms = _acronyms(surface)
     for i, n in enumerate(stems):
         best: tuple[int, float] | None = None
-        for t in words:
-            if t.pos in used:
-                continue
-            if t.stem == n:
-                s = EXACT
-            elif (
-                identifier
-                and len(n) >= 3
-                and not t.stop
-                and len(t.stem) > len(n)
-                and (t.stem.startswith(n))
-            ):
-                s = PREFIX
-            else:
-                continue
-            if best is None or s > best[1]:
-                best = (t.pos, s)
+        pos = next((p for p in question.at.get(n, ()) if p not in used), None)
+        if pos is not None:
+            best = (pos, EXACT)
+        elif identifier and len(n) >= 3:
+            pos = next((p for p in question.prefixed.get(n, ()) if p not in used), None)
+            if pos is not None:
+                best = (pos, PREFIX)
         if best is None and n in acronyms and (run := _spelled_out(words, n, used)):
             best = (run[-1], RELATED)
             spelled[i] = run
@@ -359,9 +368,12 @@ def link_entities(
     entity out. Best first: exact mentions, then coverage times the words
     explained, then name.
     """
-    stem_sets = [
-        (hit.name, {st for sf in (hit.name, *hit.aliases) for st in name_stems(sf)}) for hit in hits
-    ]
+    # Which hits have each stem, to tell whether a partial mention singles one out.
+    having: dict[str, set[str]] = {}
+    for hit in hits:
+        for sf in (hit.name, *hit.aliases):
+            for st in name_stems(sf):
+                having.setdefault(st, set()).add(hit.name)
     links: list[Link] = []
     for hit in hits:
         best: Link | None = None
@@ -372,7 +384,7 @@ def link_entities(
                 continue
             # "the crew" names no crew when there are two, but "T14" names
             # Turbine_T14 even beside "14 May".
-            shared = any(name != hit.name and c.stems <= stems for name, stems in stem_sets)
+            shared = bool(set.intersection(*(having[st] for st in c.stems)) - {hit.name})
             if not c.exact and c.coverage < 1.0 and shared:
                 continue
             if c.coverage < threshold and not (
@@ -386,32 +398,40 @@ def link_entities(
         if best is not None:
             links.append(best)
     links.sort(key=lambda lk: (not lk.exact, -lk.coverage * lk.strength, -lk.coverage, lk.entity))
-    return _drop_shadowed(links)
+    return _drop_shadowed(links, question.type_positions)
 
 
-def _drop_shadowed(links: list[Link]) -> list[Link]:
-    """Drop a partial link whose words all belong to a longer exact mention.
+def _drop_shadowed(links: list[Link], type_positions: frozenset[int]) -> list[Link]:
+    """Drop a partial link whose words (bar the "which X" noun) a better link already owns.
 
-    In "Service_Checkout", ``Service_Payments`` matches "service" too; the
-    exact mention owns those words.
+    In "Service_Checkout", ``Service_Payments`` matches "service" too; in "which
+    team manages what the brisk billing 88 service runs on", ``Team_Stone_88``
+    matches "team" and "88" - but "88" belongs to ``Svc_Brisk_Billing_88``.
+    Links come best first.
     """
+    kept: list[Link] = []
     owned: set[int] = set()
     for link in links:
-        if link.exact:
-            owned |= link.positions.keys()
-    return [lk for lk in links if lk.exact or not lk.positions.keys() <= owned]
+        words = link.positions.keys() - type_positions
+        if link.exact or not words or not words <= owned:
+            kept.append(link)
+            owned |= words
+    return kept
+
+
+def _keys(words: Sequence[Token]) -> set[str]:
+    keys: set[str] = set()
+    for t in words:
+        keys.add(t.stem)
+        if not t.stop and not t.word.isdigit():
+            keys.update(t.stem[:k] for k in range(3, len(t.stem)))
+    return keys
 
 
 def lookup_keys(question: Question) -> list[str]:
     """The index keys to ask a store for: content stems, and prefixes for abbreviations."""
-    keys: set[str] = set()
-    for t in question.words:
-        if t.stop and len(t.word) > 1:
-            continue
-        keys.add(t.stem)
-        if not t.stop and not t.word.isdigit():
-            keys.update(t.stem[:k] for k in range(3, len(t.stem)))
-    return sorted(keys)
+    stops = {t.stem for t in question.words if t.stop and len(t.word) > 1}
+    return sorted(question.keys - stops)
 
 
 @lru_cache(maxsize=20_000)

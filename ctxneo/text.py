@@ -187,15 +187,15 @@ class Token:
     possessive: bool = False
     written: str = ""  # the word as written, case kept
     group: int = 0  # which written word it came from: "A3" gives two tokens of one group
-
-    @property
-    def stop(self) -> bool:
-        return self.word in STOPWORDS
+    stop: bool = False  # a function word ("the", "of", "is")
 
 
 def tokens(text: str) -> list[Token]:
     """Every word of ``text`` with its position and stem."""
-    return [Token(i, w, stem(w), p, raw, g) for i, (w, raw, p, g) in enumerate(_split(text))]
+    return [
+        Token(i, w, stem(w), p, raw, g, w in STOPWORDS)
+        for i, (w, raw, p, g) in enumerate(_split(text))
+    ]
 
 
 @lru_cache(maxsize=500_000)

@@ -1,5 +1,5 @@
 // Close facts: valid_to is the sequence number of the write that ended them.
 UNWIND $closes AS c
-MATCH (s:Entity {ns: $ns, name: c.s})-[r]->()
-WHERE type(r) = c.p AND r.seq = c.seq
+MATCH (s:Entity {ns: $ns, name: c.s})-[r:$(c.p)]->()
+WHERE r.seq = c.seq
 SET r.valid_to = c.at

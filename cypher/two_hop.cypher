@@ -1,9 +1,10 @@
 // Two-hop paths from each entity, each hop in either direction, in one MATCH:
 // (a)-[r1]-(m)-[r2]-(b) with both facts current (or valid at $as_of), the
-// middle and far end distinct from the start. Newest first.
+// middle (one of $through, when given) and far end distinct from the start.
+// Newest first.
 UNWIND $names AS name
 MATCH (a:Entity {ns: $ns, name: name})-[r1]-(m:Entity)-[r2]-(b:Entity)
-WHERE m <> a AND b <> a
+WHERE m <> a AND b <> a AND ($through IS NULL OR m.name IN $through)
   AND (($as_of IS NULL AND r1.valid_to IS NULL AND r2.valid_to IS NULL)
     OR ($as_of IS NOT NULL
         AND r1.valid_from <= $as_of AND (r1.valid_to IS NULL OR r1.valid_to > $as_of)

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ctxneo.bench import harness, report, token_scaling
+from ctxneo.bench import harness, report, scale, token_scaling
 from ctxneo.cli.options import emit_json, friendly_errors, json_option, neo4j_options
 from ctxneo.memory import Memory
 from ctxneo.model import Scenario
@@ -223,3 +223,80 @@ def tokens_cmd(filler: str, markdown: bool, as_json: bool) -> None:
 
 
 COMMANDS: list[Callable[..., Any]] = [bench]
+
+
+@bench.command("scale")
+@click.option(
+    "--backend",
+    type=click.Choice(BACKENDS),
+    default="networkx",
+    show_default=True,
+    help="Store(s) to measure.",
+)
+@click.option(
+    "--facts",
+    "sizes",
+    default=",".join(map(str, scale.SIZES)),
+    show_default=True,
+    help="Memory sizes in facts, comma-separated.",
+)
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a PNG of ingest rate and answer latency against size.",
+)
+@click.option("--markdown", is_flag=True, help="Print the table as Markdown.")
+@click.option("--silent", is_flag=True, help="No progress on stderr.")
+@neo4j_options
+@json_option
+@friendly_errors
+def scale_cmd(
+    backend: str,
+    sizes: str,
+    plot_path: Path | None,
+    markdown: bool,
+    silent: bool,
+    as_json: bool,
+    **neo4j: Any,
+) -> None:
+    """Ingest rate, answer latency and memory as the memory grows to a million facts.
+
+    A deterministic synthetic workload (services, teams, clusters; single- and
+    multi-valued predicates; ~10% re-statements) is written at each size and
+    asked direct and two-hop questions in words; the workload knows the right
+    answers. Embedded sizes each run in a fresh process.
+    """
+    try:
+        counts = [int(x.replace("_", "")) for x in sizes.split(",") if x.strip()]
+    except ValueError as e:
+        raise click.BadParameter("expected integers like 1000,10000", param_hint="--facts") from e
+    backends = ["networkx", "neo4j"] if backend == "all" else [backend]
+    connect = None
+    if "neo4j" in backends:
+        if not neo4j.get("uri"):
+            raise click.UsageError("--backend neo4j needs --uri (or NEO4J_URI)")
+
+        def connect(namespace: str) -> Memory:
+            return Memory.open(
+                uri=neo4j["uri"],
+                user=neo4j["user"],
+                password=neo4j["password"],
+                database=neo4j["database"],
+                namespace=namespace,
+            )
+
+    def note(message: str) -> None:
+        if not silent:
+            click.echo(f"measuring {message}...", err=True)
+
+    result = scale.run(counts, backends, connect, progress=note)
+    if plot_path is not None:
+        report.plot_scale(result["rows"], plot_path)
+    if as_json:
+        emit_json(result)
+        return
+    if markdown:
+        click.echo(report.scale_markdown(result))
+        return
+    report.console().print(report.scale_table(result))

@@ -2,6 +2,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 
+import org.neo4j.configuration.GraphDatabaseInternalSettings;
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
 import org.neo4j.configuration.connectors.HttpConnector;
@@ -33,6 +34,8 @@ public final class CtxneoNeo4j {
         DatabaseManagementService dbms = new DatabaseManagementServiceBuilder(home)
                 .setConfig(BoltConnector.enabled, true)
                 .setConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", port))
+                // else the routing table of neo4j:// URIs advertises localhost:7687
+                .setConfig(BoltConnector.advertised_address, new SocketAddress("127.0.0.1", port))
                 .setConfig(BoltConnector.encryption_level, BoltConnector.EncryptionLevel.DISABLED)
                 .setConfig(HttpConnector.enabled, false)
                 .setConfig(HttpsConnector.enabled, false)
@@ -40,6 +43,9 @@ public final class CtxneoNeo4j {
                 .setConfig(GraphDatabaseSettings.pagecache_memory, pageCacheMb * 1024 * 1024)
                 .setConfig(GraphDatabaseSettings.keep_logical_logs, "1 files")
                 .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
+                .setConfig(GraphDatabaseSettings.udc_enabled, false)
+                // Bolt's event loops otherwise wait a 5 s quiet period on shutdown
+                .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0)
                 .build();
 
         CountDownLatch stopped = new CountDownLatch(1);

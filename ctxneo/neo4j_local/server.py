@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -94,7 +95,16 @@ class Runtime:
 
     @property
     def ready(self) -> bool:
-        return (self.lib / ".complete").exists() and (self.classes / f"{_MAIN}.class").exists()
+        return (self.lib / ".complete").exists() and self._compiled()
+
+    def _compiled(self) -> bool:
+        """Whether the launcher class was built from the launcher source shipped now."""
+        stamp = self.classes / ".source-sha256"
+        return (
+            (self.classes / f"{_MAIN}.class").exists()
+            and stamp.exists()
+            and (stamp.read_text() == _source_digest())
+        )
 
     def classpath(self) -> str:
         return f"{self.classes}{os.pathsep}{self.lib}/*"
@@ -109,7 +119,7 @@ class Runtime:
         with _file_lock(self.root.parent / f".neo4j-{NEO4J_VERSION}.lock"):
             if not (self.lib / ".complete").exists():
                 self._fetch(log)
-            if not (self.classes / f"{_MAIN}.class").exists():
+            if not self._compiled():
                 self._compile(java, log)
 
     def _fetch(self, log: Log) -> None:
@@ -170,6 +180,12 @@ class Runtime:
         )
         if result.returncode != 0:
             raise Neo4jLaunchError(f"javac failed:\n{result.stderr.strip()[-2000:]}")
+        (self.classes / ".source-sha256").write_text(_source_digest())
+
+
+def _source_digest() -> str:
+    source = resources.files(__package__).joinpath(f"{_MAIN}.java").read_bytes()
+    return hashlib.sha256(source).hexdigest()
 
 
 def free_port() -> int:
@@ -251,8 +267,14 @@ class LocalNeo4j:
         command = [
             _java(),
             f"-Xmx{self.heap}",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
+            # The page cache uses these internals; without them debug.log fills with warnings.
+            "--add-opens=java.base/java.nio=ALL-UNNAMED",
+            "--add-opens=java.base/java.io=ALL-UNNAMED",
+            "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+            "-Dio.netty.tryReflectionSetAccessible=true",
+            # JVM warnings would otherwise land on stdout, where READY is read.
+            "-Xlog:disable",
+            "-Xlog:all=warning:stderr",
             "-Dfile.encoding=UTF-8",
             "-cp",
             self.runtime.classpath(),

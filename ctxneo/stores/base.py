@@ -19,7 +19,7 @@ from ctxneo.model import Fact, NewFact
 #: common predicate cannot turn one question into a scan of the graph.
 MAX_NEIGHBOURS = 500
 MAX_PATHS = 2_000
-MAX_CANDIDATES = 100
+MAX_CANDIDATES = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,9 +76,17 @@ class Store(ABC):
     def find_entities(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> list[EntityHit]:
         """Entities whose name or alias has any of the stemmed ``keys``.
 
-        Ranked by the number of distinct keys matched, then by name; at most
-        ``limit``. This is an index lookup, never a scan of every entity.
+        Ranked by relevance (rarer keys weigh more), best first; at most
+        ``limit``. This is an index lookup, never a scan of every entity. On a
+        small memory every entity with a key is returned, whatever the store.
         """
+
+    def vocabulary(
+        self, keys: Sequence[str], limit: int = MAX_CANDIDATES
+    ) -> tuple[list[EntityHit], list[str]]:
+        """What a question's words can meet: :meth:`find_entities` and :meth:`predicates`
+        together (one round trip on a remote store)."""
+        return self.find_entities(keys, limit), self.predicates()
 
     @abstractmethod
     def aliases(self) -> dict[str, tuple[str, ...]]:
@@ -105,13 +113,19 @@ class Store(ABC):
 
     @abstractmethod
     def two_hop(
-        self, entities: Sequence[str], *, as_of: int | None = None, limit: int = MAX_PATHS
+        self,
+        entities: Sequence[str],
+        *,
+        through: Sequence[str] | None = None,
+        as_of: int | None = None,
+        limit: int = MAX_PATHS,
     ) -> list[tuple[Fact, Fact]]:
         """Paths of two distinct facts from an entity: each hop in either direction.
 
         ``(first, second)``: ``first`` touches one of ``entities``, ``second``
-        touches the far end of ``first`` and does not lead back to the entity.
-        Newest first (by first.seq, then second.seq); at most ``limit`` in all.
+        touches the far end of ``first`` (one of ``through``, when given) and
+        does not lead back to the entity. Newest first (by first.seq, then
+        second.seq); at most ``limit`` in all.
         """
 
     @abstractmethod

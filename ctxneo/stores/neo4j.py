@@ -18,7 +18,9 @@ deletes only its own namespace.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -74,6 +76,7 @@ def _fact(row: Any, suffix: str = "") -> Fact:
     )
 
 
+@functools.lru_cache(maxsize=1024)
 def namespace_tag(namespace: str) -> str:
     """The prefix of this namespace's stems in the full-text index."""
     return "n" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:12]
@@ -81,7 +84,10 @@ def namespace_tag(namespace: str) -> str:
 
 def search_text(namespace: str, *names: str) -> str:
     """What an entity's ``search`` property holds: its (and its aliases') stems, tagged."""
-    tag = namespace_tag(namespace)
+    return _tagged(namespace_tag(namespace), names)
+
+
+def _tagged(tag: str, names: Sequence[str]) -> str:
     return " ".join(f"{tag}_{key}" for name in names for key in sorted(index_keys(name)))
 
 
@@ -114,6 +120,8 @@ class Neo4jStore(Store):
         # Stems are indexed as "<tag>_<stem>" so a full-text query meets only this namespace.
         self._tag = namespace_tag(namespace)
         self._driver: Any = None
+        self._local = threading.local()
+        self.reads = 0  # read round trips so far (each store question is one)
 
     # -- connection -------------------------------------------------------------
 
@@ -175,34 +183,49 @@ class Neo4jStore(Store):
     def _session(self, **kwargs: Any) -> Any:
         if self._driver is None:
             raise StoreError("the Neo4j store is not connected (call connect())")
-        return self._driver.session(database=self.database, **kwargs)
+        # One bookmark manager for reads and writes: a read sees this store's
+        # earlier writes, even on a cluster.
+        return self._driver.session(
+            database=self.database,
+            bookmark_manager=self._driver.execute_query_bookmark_manager,
+            **kwargs,
+        )
+
+    def _reader(self) -> Any:
+        """This thread's read session, kept open: a session per question costs a round trip."""
+        import neo4j
+
+        session = getattr(self._local, "reader", None)
+        if session is None or session.closed():
+            session = self._session(default_access_mode=neo4j.READ_ACCESS)
+            self._local.reader = session
+        return session
 
     def close(self) -> None:
         if self._driver is not None:
-            self._driver.close()
+            self._driver.close()  # closes every session's connection too
             self._driver = None
+        self._local = threading.local()
 
     # -- running statements -------------------------------------------------------
 
     def _read(self, name: str, **params: Any) -> list[Any]:
-        """One read round trip, routed to a reader."""
-        from neo4j import RoutingControl
+        """One read round trip, routed to a reader (retried once if the connection dropped)."""
         from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired
 
-        if self._driver is None:
-            raise StoreError("the Neo4j store is not connected (call connect())")
-        try:
-            records, _, _ = self._driver.execute_query(
-                cypher.load(name),
-                {"ns": self.namespace, **params},
-                database_=self.database,
-                routing_=RoutingControl.READ,
-            )
-        except (ServiceUnavailable, SessionExpired) as e:
-            raise StoreUnavailable(f"lost Neo4j at {self.uri}: {_reason(e)}") from e
-        except Neo4jError as e:
-            raise StoreError(f"Neo4j query {name!r} failed: {e.message}") from e
-        return list(records)
+        self.reads += 1
+        query, values = cypher.load(name), {"ns": self.namespace, **params}
+        for attempt in (1, 2):
+            session = self._reader()
+            try:
+                return list(session.run(query, values))
+            except (ServiceUnavailable, SessionExpired) as e:
+                self._local.reader = None
+                if attempt == 2:
+                    raise StoreUnavailable(f"lost Neo4j at {self.uri}: {_reason(e)}") from e
+            except Neo4jError as e:
+                raise StoreError(f"Neo4j query {name!r} failed: {e.message}") from e
+        raise AssertionError("unreachable")
 
     def _write(self, work: Any) -> Any:
         """Run ``work(tx)`` as one managed write transaction (retried when transient)."""
@@ -220,9 +243,31 @@ class Neo4jStore(Store):
         return list(tx.run(cypher.load(name), {"ns": self.namespace, **params}))
 
     def _search(self, name: str) -> str:
-        return search_text(self.namespace, name)
+        return _tagged(self._tag, (name,))
 
     # -- writes -------------------------------------------------------------------
+
+    def remember(self, fact: NewFact) -> Fact:
+        """One fact in one statement: the common write, one round trip."""
+        new = fact.checked()
+
+        def work(tx: Any) -> Fact:
+            (row,) = self._tx(
+                tx,
+                "remember_one",
+                s=new.subject,
+                p=new.predicate,
+                o=new.object,
+                s_search=self._search(new.subject),
+                o_search=self._search(new.object),
+                multi=new.multi,
+                speaker=new.speaker,
+                turn_id=new.turn_id,
+                fact_id=new.fact_id,
+            )
+            return _fact(row)
+
+        return self._write(work)
 
     def remember_many(self, facts: Sequence[NewFact]) -> list[Fact]:
         checked = [f.checked() for f in facts]
@@ -277,6 +322,12 @@ class Neo4jStore(Store):
             if closes:
                 self._tx(tx, "close_facts", closes=closes)
             if created:
+                names = {n for f in created.values() for n in (f.subject, f.object)}
+                self._tx(
+                    tx,
+                    "merge_entities",
+                    entities=[{"name": n, "search": self._search(n)} for n in sorted(names)],
+                )
                 self._tx(
                     tx,
                     "create_facts",
@@ -291,8 +342,6 @@ class Neo4jStore(Store):
                             "speaker": f.speaker,
                             "turn_id": f.turn_id,
                             "fact_id": f.fact_id,
-                            "s_search": self._search(f.subject),
-                            "o_search": self._search(f.object),
                         }
                         for f in created.values()
                     ],
@@ -396,6 +445,16 @@ class Neo4jStore(Store):
 
     # -- reads --------------------------------------------------------------------
 
+    def vocabulary(
+        self, keys: Sequence[str], limit: int = MAX_CANDIDATES
+    ) -> tuple[list[EntityHit], list[str]]:
+        terms = sorted({f"{self._tag}_{k}" for k in keys if k})
+        if not terms:
+            return [], self.predicates()
+        (row,) = self._read("vocabulary", query=" OR ".join(terms), limit=limit)
+        hits = [EntityHit(h["name"], tuple(h["aliases"] or ())) for h in row["hits"]]
+        return hits, sorted(row["predicates"])
+
     def find_entities(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> list[EntityHit]:
         terms = sorted({f"{self._tag}_{k}" for k in keys if k})
         if not terms:
@@ -430,11 +489,22 @@ class Neo4jStore(Store):
         return [_fact(r) for r in rows]
 
     def two_hop(
-        self, entities: Sequence[str], *, as_of: int | None = None, limit: int = MAX_PATHS
+        self,
+        entities: Sequence[str],
+        *,
+        through: Sequence[str] | None = None,
+        as_of: int | None = None,
+        limit: int = MAX_PATHS,
     ) -> list[tuple[Fact, Fact]]:
-        if not entities:
+        if not entities or (through is not None and not through):
             return []
-        rows = self._read("two_hop", names=list(dict.fromkeys(entities)), as_of=as_of, limit=limit)
+        rows = self._read(
+            "two_hop",
+            names=list(dict.fromkeys(entities)),
+            through=None if through is None else sorted(set(through)),
+            as_of=as_of,
+            limit=limit,
+        )
         return [(_fact(r, "1"), _fact(r, "2")) for r in rows]
 
     def facts_with_predicate(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import heapq
 import itertools
+import math
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -39,6 +40,9 @@ from ctxneo.stores.base import (
 )
 from ctxneo.stores.journal import Journal, fact_record, record_fact
 from ctxneo.text import index_keys
+
+#: Postings longer than this only score candidates, they do not propose them.
+CANDIDATE_POSTING = 1_000
 
 _T = TypeVar("_T")
 
@@ -81,7 +85,9 @@ class NetworkXStore(Store):
         self.graph = FactGraph()
         self.by_key: dict[tuple[str, str], list[Fact]] = {}
         self.by_predicate: dict[str, list[tuple[str, int]]] = {}
-        self.postings: dict[str, set[str]] = defaultdict(set)
+        # Insertion-ordered (a dict, not a set) so a truncated posting is the same
+        # under any hash seed.
+        self.postings: dict[str, dict[str, None]] = defaultdict(dict)
         self._aliases: dict[str, list[str]] = {}
         self.multi: set[str] = set()
         self.seq = 0
@@ -142,7 +148,7 @@ class NetworkXStore(Store):
             if name not in graph._succ:
                 graph.add_node(name)
                 for key in index_keys(name):
-                    self.postings[key].add(name)
+                    self.postings[key][name] = None
         graph.put(fact)
         self.by_key.setdefault((s, fact.predicate), []).append(fact)
         self.by_predicate.setdefault(fact.predicate, []).append((s, fact.seq))
@@ -182,7 +188,7 @@ class NetworkXStore(Store):
         if phrase not in owners:
             owners.append(phrase)
         for key in index_keys(phrase):
-            self.postings[key].add(entity)
+            self.postings[key][entity] = None
 
     # -- writes ---------------------------------------------------------------
 
@@ -306,13 +312,24 @@ class NetworkXStore(Store):
 
     @_locked
     def find_entities(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> list[EntityHit]:
+        """Rank like a search engine: rare stems weigh more (idf); only the rarer
+        postings propose candidates, so a common stem ("svc" of every service)
+        never makes a question scan half the graph."""
         self._sync()
-        hits: dict[str, int] = defaultdict(int)
-        for key in set(keys):
-            for name in self.postings.get(key, ()):
-                hits[name] += 1
-        best = heapq.nsmallest(limit, hits.items(), key=lambda kv: (-kv[1], kv[0]))
-        return [EntityHit(name, tuple(self._aliases.get(name, ()))) for name, _ in best]
+        postings = [p for key in set(keys) if (p := self.postings.get(key))]
+        if not postings:
+            return []
+        postings.sort(key=len)
+        total = max(1, self.graph.number_of_nodes())
+        candidates: dict[str, None] = {}
+        for posting in postings:
+            if candidates and len(posting) > CANDIDATE_POSTING:
+                break
+            candidates.update(dict.fromkeys(itertools.islice(posting, CANDIDATE_POSTING)))
+        weights = [(p, math.log(1 + total / len(p))) for p in postings]
+        scored = ((sum(w for p, w in weights if name in p), name) for name in candidates)
+        best = heapq.nsmallest(limit, scored, key=lambda sn: (-sn[0], sn[1]))
+        return [EntityHit(name, tuple(self._aliases.get(name, ()))) for _, name in best]
 
     @_locked
     def aliases(self) -> dict[str, tuple[str, ...]]:
@@ -356,14 +373,20 @@ class NetworkXStore(Store):
 
     @_locked
     def two_hop(
-        self, entities: Sequence[str], *, as_of: int | None = None, limit: int = MAX_PATHS
+        self,
+        entities: Sequence[str],
+        *,
+        through: Sequence[str] | None = None,
+        as_of: int | None = None,
+        limit: int = MAX_PATHS,
     ) -> list[tuple[Fact, Fact]]:
         self._sync()
+        allowed = None if through is None else set(through)
         paths: dict[tuple[int, int], tuple[Fact, Fact]] = {}
         for entity in entities:
             for first in self._adjacent(entity, as_of, False, MAX_NEIGHBOURS):
                 middle = first.object if first.subject == entity else first.subject
-                if middle == entity:
+                if middle == entity or (allowed is not None and middle not in allowed):
                     continue
                 for second in self._adjacent(middle, as_of, False, MAX_NEIGHBOURS):
                     far = second.object if second.subject == middle else second.subject

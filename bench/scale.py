@@ -1,0 +1,177 @@
+"""How ingest and answers scale with the size of the memory, on both stores.
+
+For each size the synthetic workload (``bench/workload.py``, fixed seed) is
+written into a fresh memory and measured:
+
+- ingest rate one fact at a time, and in batches (``remember_many``); for the
+  embedded store also into a journal file;
+- answer latency p50/p95 of direct and two-hop questions asked in words
+  through the real answerer, and whether the answers are right;
+- for the embedded store, the resident memory it adds per fact (each size runs
+  in a fresh process, so sizes do not pollute each other);
+- for Neo4j, store round trips per answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ctxneo.bench.workload import MULTI_VALUED, Workload, build
+
+from ctxneo.memory import Memory
+from ctxneo.model import NewFact
+
+SIZES = (1_000, 10_000, 100_000, 1_000_000)
+BATCH = 10_000
+NEO4J_SINGLE_SAMPLE = 1_000  # one transaction per fact: measured on this many extra facts
+
+
+def _rate(count: int, seconds: float) -> float:
+    return round(count / seconds, 1) if seconds > 0 else 0.0
+
+
+def _percentile(values: list[float], q: int) -> float:
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+        if len(values) > 1
+        else values[0]
+    )
+
+
+def _ingest(memory: Memory, facts: Sequence[NewFact], batch: int | None) -> float:
+    memory.declare_multi_valued(*MULTI_VALUED)
+    start = time.perf_counter()
+    if batch is None:
+        for fact in facts:
+            memory.store.remember(fact)
+    else:
+        for i in range(0, len(facts), batch):
+            memory.remember_many(facts[i : i + batch])
+    return time.perf_counter() - start
+
+
+def _answers(memory: Memory, workload: Workload) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kind in ("direct", "two-hop"):
+        latencies: list[float] = []
+        right = 0
+        questions = [q for q in workload.questions if q.kind == kind]
+        for q in questions:
+            start = time.perf_counter()
+            answer = memory.ask(q.text)
+            latencies.append((time.perf_counter() - start) * 1000)
+            right += q.expected in answer.values
+        key = kind.replace("-", "_")
+        out[f"{key}_p50_ms"] = round(statistics.median(latencies), 3)
+        out[f"{key}_p95_ms"] = round(_percentile(latencies, 95), 3)
+        out[f"{key}_correct"] = round(right / len(questions), 4)
+    return out
+
+
+def _rss() -> int:
+    import psutil
+
+    return int(psutil.Process().memory_info().rss)
+
+
+def measure_networkx(n: int) -> dict[str, Any]:
+    """Every embedded measurement at one size (run in a fresh process for the RSS figure)."""
+    workload = build(n)
+    facts = workload.facts
+    row: dict[str, Any] = {"backend": "networkx", "facts": len(facts)}
+    with Memory.open() as memory:
+        row["ingest_one_per_s"] = _rate(len(facts), _ingest(memory, facts, None))
+    before = _rss()
+    memory = Memory.open()
+    row["ingest_batch_per_s"] = _rate(len(facts), _ingest(memory, facts, BATCH))
+    row["rss_bytes_per_fact"] = round((_rss() - before) / len(facts), 1)
+    row.update(_answers(memory, workload))
+    with tempfile.TemporaryDirectory() as tmp, Memory.open(Path(tmp) / "scale.jsonl") as journaled:
+        row["ingest_journal_per_s"] = _rate(len(facts), _ingest(journaled, facts, BATCH))
+    return row
+
+
+def measure_neo4j(n: int, connect: Callable[[str], Memory]) -> dict[str, Any]:
+    """Batched ingest into a fresh namespace, one transaction per fact on a sample, answers."""
+    workload = build(n)
+    facts = workload.facts
+    namespace = f"scale-{uuid.uuid4().hex[:8]}-{n}"
+    memory = connect(namespace)
+    try:
+        memory.store.clear()
+        row: dict[str, Any] = {"backend": "neo4j", "facts": len(facts)}
+        row["ingest_batch_per_s"] = _rate(len(facts), _ingest(memory, facts, BATCH))
+        extra = build(NEO4J_SINGLE_SAMPLE, questions=1, seed=7).facts[:NEO4J_SINGLE_SAMPLE]
+        row["ingest_one_per_s"] = _rate(len(extra), _ingest(memory, extra, None))
+        row["ingest_one_sample"] = len(extra)
+        store: Any = memory.store
+        before = store.reads
+        row.update(_answers(memory, workload))
+        row["round_trips_per_answer"] = round((store.reads - before) / len(workload.questions), 2)
+        return row
+    finally:
+        memory.store.clear()
+        memory.close()
+
+
+def run(
+    sizes: Sequence[int],
+    backends: Sequence[str],
+    connect: Callable[[str], Memory] | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> dict[str, Any]:
+    """Measure every (backend, size); each embedded size runs in its own process."""
+    rows: list[dict[str, Any]] = []
+    for backend in backends:
+        for n in sizes:
+            progress(f"{backend}: {n:,} facts")
+            if backend == "networkx":
+                rows.append(_in_fresh_process(n))
+            else:
+                assert connect is not None
+                rows.append(measure_neo4j(n, connect))
+    return {"rows": rows, "growth": growth(rows)}
+
+
+def _in_fresh_process(n: int) -> dict[str, Any]:
+    result = subprocess.run(
+        [sys.executable, "-m", "ctxneo.bench.scale", str(n)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"scale worker failed at {n:,} facts:\n{result.stderr[-2000:]}")
+    return json.loads(result.stdout)
+
+
+def growth(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Largest size over smallest, per backend: answer p50 and ingest rate."""
+    out: dict[str, dict[str, float]] = {}
+    for backend in sorted({r["backend"] for r in rows}):
+        mine = sorted((r for r in rows if r["backend"] == backend), key=lambda r: r["facts"])
+        if len(mine) < 2:
+            continue
+        small, large = mine[0], mine[-1]
+        out[backend] = {
+            "facts": round(large["facts"] / small["facts"], 1),
+            "direct_p50": round(large["direct_p50_ms"] / small["direct_p50_ms"], 2),
+            "two_hop_p50": round(large["two_hop_p50_ms"] / small["two_hop_p50_ms"], 2),
+            "ingest_batch": round(large["ingest_batch_per_s"] / small["ingest_batch_per_s"], 2),
+        }
+    return out
+
+
+if __name__ == "__main__":  # the fresh process of one embedded measurement
+    print(json.dumps(measure_networkx(int(sys.argv[1]))))

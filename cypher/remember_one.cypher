@@ -1,0 +1,33 @@
+// One fact, one statement (the common case of remember): lock the namespace,
+// merge both entities, and unless the current value is the same, close the
+// current one (for a single-valued predicate) and create the new fact.
+MERGE (m:CtxneoMemory {ns: $ns})
+  ON CREATE SET m.seq = 0, m.multi = [], m.predicates = []
+SET m._lock = true
+REMOVE m._lock
+MERGE (s:Entity {ns: $ns, name: $s})
+  ON CREATE SET s.search = $s_search, s.aliases = []
+MERGE (o:Entity {ns: $ns, name: $o})
+  ON CREATE SET o.search = $o_search, o.aliases = []
+WITH m, s, o
+OPTIONAL MATCH (s)-[same:$($p)]->(o) WHERE same.valid_to IS NULL
+WITH m, s, o, head(collect(same)) AS same
+CALL (m, s, o, same) {
+  WITH * WHERE same IS NULL
+  SET m.multi = CASE WHEN $multi AND NOT $p IN m.multi THEN m.multi + $p ELSE m.multi END,
+      m.predicates = CASE WHEN $p IN m.predicates THEN m.predicates ELSE m.predicates + $p END,
+      m.seq = m.seq + 1
+  WITH m, s, o
+  CALL (m, s) {
+    WITH * WHERE NOT $p IN m.multi
+    MATCH (s)-[old:$($p)]->() WHERE old.valid_to IS NULL
+    SET old.valid_to = m.seq
+  }
+  CREATE (s)-[r:$($p)]->(o)
+  SET r.seq = m.seq, r.valid_from = m.seq, r.speaker = $speaker, r.turn_id = $turn_id,
+      r.fact_id = $fact_id
+}
+WITH s, o
+MATCH (s)-[r:$($p)]->(o) WHERE r.valid_to IS NULL
+RETURN s.name AS s, type(r) AS p, o.name AS o, r.seq AS seq, r.valid_from AS valid_from,
+       r.valid_to AS valid_to, r.speaker AS speaker, r.turn_id AS turn_id, r.fact_id AS fact_id
