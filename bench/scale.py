@@ -89,13 +89,18 @@ def measure_networkx(n: int) -> dict[str, Any]:
     workload = build(n)
     facts = workload.facts
     row: dict[str, Any] = {"backend": "networkx", "facts": len(facts)}
-    with Memory.open() as memory:
-        row["ingest_one_per_s"] = _rate(len(facts), _ingest(memory, facts, None))
+    with Memory.open() as warm:  # imports, lexicon and caches are not the store's memory
+        warm.remember("Warm_Up", "OWNED_BY", "Team_Warm")
+        warm.ask("Which team owns Warm_Up?")
     before = _rss()
     memory = Memory.open()
     row["ingest_batch_per_s"] = _rate(len(facts), _ingest(memory, facts, BATCH))
     row["rss_bytes_per_fact"] = round((_rss() - before) / len(facts), 1)
     row.update(_answers(memory, workload))
+    memory.close()
+    del memory
+    with Memory.open() as one_by_one:
+        row["ingest_one_per_s"] = _rate(len(facts), _ingest(one_by_one, facts, None))
     with tempfile.TemporaryDirectory() as tmp, Memory.open(Path(tmp) / "scale.jsonl") as journaled:
         row["ingest_journal_per_s"] = _rate(len(facts), _ingest(journaled, facts, BATCH))
     return row

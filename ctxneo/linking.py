@@ -268,7 +268,11 @@ def cover(question: Question, surface: str) -> Cover:
     """
     stems, identifier = _surface_stems(surface)
     acronyms = _acronyms(surface)
-    if not acronyms and question.keys.isdisjoint(stems):
+    if (
+        not acronyms
+        and question.keys.isdisjoint(stems)
+        and not (identifier and any(len(n) in (3, 4) and n.isalpha() for n in stems))
+    ):
         return _NOTHING  # no part of the name meets any word (or prefix of one)
     words = question.words
     matched: dict[int, tuple[int, float]] = {}  # name index -> (question position, strength)
@@ -281,6 +285,8 @@ def cover(question: Question, surface: str) -> Cover:
             best = (pos, EXACT)
         elif identifier and len(n) >= 3:
             pos = next((p for p in question.prefixed.get(n, ()) if p not in used), None)
+            if pos is None and len(n) <= 4 and n.isalpha():
+                pos = next((t.pos for t in words if t.pos not in used and _abbreviates(n, t)), None)
             if pos is not None:
                 best = (pos, PREFIX)
         if best is None and n in acronyms and (run := _spelled_out(words, n, used)):
@@ -329,6 +335,15 @@ def cover(question: Question, surface: str) -> Cover:
         if i in matched:
             positions.update(dict.fromkeys(run, RELATED))
     return Cover(coverage, positions, exact, frozenset(stems[i] for i in matched))
+
+
+def _abbreviates(short: str, t: Token) -> bool:
+    """``svc`` for "service", ``mgr`` for "manager": same first letter, the rest in order."""
+    word = t.word
+    if t.stop or len(word) <= len(short) + 1 or word[0] != short[0]:
+        return False
+    rest = iter(word[1:])
+    return all(ch in rest for ch in short[1:])
 
 
 _UPPER_RUN = re.compile(r"[A-Z]{2,5}(?![a-z])")
@@ -391,7 +406,14 @@ def link_entities(
                 c.coverage >= distinctive and any(len(w.word) >= 3 and not w.stop for w in words)
             ):
                 continue
-            positions = {p: st * c.coverage for p, st in c.positions.items()}
+            # The "which X" noun describes the answer: it never anchors a non-exact mention.
+            positions = {
+                p: st * c.coverage
+                for p, st in c.positions.items()
+                if c.exact or p not in question.type_positions
+            }
+            if not positions:
+                continue
             link = Link(hit.name, surface, c.coverage, positions, c.exact)
             if best is None or (link.exact, link.strength) > (best.exact, best.strength):
                 best = link
@@ -413,7 +435,9 @@ def _drop_shadowed(links: list[Link], type_positions: frozenset[int]) -> list[Li
     owned: set[int] = set()
     for link in links:
         words = link.positions.keys() - type_positions
-        if link.exact or not words or not words <= owned:
+        # Keep it if it is exact, or if most of its words are its own: "cluster" +
+        # "crimson" (borrowed from "the crimson cache 65 service") is not a mention.
+        if link.exact or not words or 2 * len(words - owned) > len(words):
             kept.append(link)
             owned |= words
     return kept

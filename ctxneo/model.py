@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ctxneo.errors import InvalidFactError
 
@@ -13,6 +14,11 @@ PREDICATE_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,99}")
 MAX_NAME_LENGTH = 10_000
 
 
+@lru_cache(maxsize=4096)
+def _valid_predicate(predicate: str) -> bool:
+    return bool(PREDICATE_PATTERN.fullmatch(predicate))
+
+
 def check_predicate(predicate: str) -> str:
     """Return ``predicate`` if it is a valid relationship type name.
 
@@ -20,7 +26,7 @@ def check_predicate(predicate: str) -> str:
         InvalidFactError: it is empty, too long or has characters other than
             ASCII letters, digits and underscores (or starts with a non-letter).
     """
-    if not isinstance(predicate, str) or not PREDICATE_PATTERN.fullmatch(predicate):
+    if not isinstance(predicate, str) or not _valid_predicate(predicate):
         suggestion = re.sub(r"[^A-Za-z0-9]+", "_", str(predicate)).strip("_").upper()
         hint = f" (did you mean {suggestion!r}?)" if PREDICATE_PATTERN.fullmatch(suggestion) else ""
         raise InvalidFactError(

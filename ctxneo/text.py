@@ -168,13 +168,23 @@ def _split(text: str) -> list[tuple[str, str, bool, int]]:
     return words
 
 
+@lru_cache(maxsize=100_000)
+def _lower_pieces(raw: str) -> tuple[str, ...]:
+    if "'" in raw or "’" in raw:
+        raw = raw.replace("’", "'")
+        if raw[-2:] in ("'s", "'S"):
+            raw = raw.split("'")[0]
+    return tuple(p.lower() for p in _pieces(raw))
+
+
 def split_words(text: str) -> list[str]:
     """Split text or an identifier into lower-case words, in order.
 
     ``Service_Checkout's`` -> service, checkout; ``AuthModule`` -> auth,
     module; ``us-east-1`` -> us, east, 1; ``HTTPServer2`` -> http, server, 2.
+    (The same words as :func:`tokens`, without their positions; faster for names.)
     """
-    return [w for w, _, _, _ in _split(text)]
+    return [w for raw in _WORD.findall(text) for w in _lower_pieces(raw)]
 
 
 @dataclass(frozen=True, slots=True)

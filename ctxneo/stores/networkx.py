@@ -42,7 +42,7 @@ from ctxneo.stores.journal import Journal, fact_record, record_fact
 from ctxneo.text import index_keys
 
 #: Postings longer than this only score candidates, they do not propose them.
-CANDIDATE_POSTING = 1_000
+CANDIDATE_POSTING = 128
 
 _T = TypeVar("_T")
 
@@ -142,17 +142,29 @@ class NetworkXStore(Store):
     # -- in-memory structures -------------------------------------------------
 
     def _insert(self, fact: Fact) -> None:
-        s, o = fact.subject, fact.object
+        s, o, p = fact.subject, fact.object, fact.predicate
         graph = self.graph
+        succ = graph._succ
         for name in (s, o):
-            if name not in graph._succ:
+            if name not in succ:
                 graph.add_node(name)
+                postings = self.postings
                 for key in index_keys(name):
-                    self.postings[key][name] = None
+                    postings[key][name] = None
         graph.put(fact)
-        self.by_key.setdefault((s, fact.predicate), []).append(fact)
-        self.by_predicate.setdefault(fact.predicate, []).append((s, fact.seq))
-        self.seq = max(self.seq, fact.seq, fact.valid_to or 0)
+        history = self.by_key.get((s, p))
+        if history is None:
+            self.by_key[(s, p)] = [fact]
+        else:
+            history.append(fact)
+        by_predicate = self.by_predicate.get(p)
+        if by_predicate is None:
+            self.by_predicate[p] = [(s, fact.seq)]
+        else:
+            by_predicate.append((s, fact.seq))
+        last = fact.seq if fact.valid_to is None or fact.valid_to < fact.seq else fact.valid_to
+        if last > self.seq:
+            self.seq = last
         self.facts_total += 1
         if fact.valid_to is None:
             self.facts_current += 1
@@ -198,6 +210,8 @@ class NetworkXStore(Store):
         records: list[dict[str, Any]] = []
         journaled = self._journal is not None
 
+        by_key = self.by_key
+
         def change() -> list[Fact]:
             out: list[Fact] = []
             closed_now: dict[int, Fact] = {}  # facts of this batch that a later one closed
@@ -207,13 +221,14 @@ class NetworkXStore(Store):
                     self.multi.add(predicate)
                     if journaled:
                         records.append({"op": "multi", "predicate": predicate})
-                current = [
-                    f for f in self.by_key.get((new.subject, predicate), ()) if f.valid_to is None
-                ]
-                same, closing = supersede(current, new, predicate in self.multi)
-                if same is not None:
-                    out.append(same)
-                    continue
+                closing: Sequence[Fact] = ()
+                history = by_key.get((new.subject, predicate))
+                if history:  # a new (subject, predicate) needs no supersession check
+                    current = [f for f in history if f.valid_to is None]
+                    same, closing = supersede(current, new, predicate in self.multi)
+                    if same is not None:
+                        out.append(same)
+                        continue
                 seq = self.seq + 1
                 for old in closing:
                     closed_now[old.seq] = self._close(old, seq)
