@@ -93,24 +93,12 @@ def cypher_statements(store: Store, namespace: str = "default") -> Iterator[str]
     for f in facts:
         by_predicate.setdefault(check_predicate(f.predicate), []).append(f)
     for predicate, group in sorted(by_predicate.items()):
-        rows = [
-            {
-                "s": f.subject,
-                "o": f.object,
-                "seq": f.seq,
-                "valid_from": f.valid_from,
-                "valid_to": f.valid_to,
-                "speaker": f.speaker,
-                "turn_id": f.turn_id,
-                "fact_id": f.fact_id,
-            }
-            for f in group
-        ]
+        rows = [f.to_dict() for f in group]
         for batch in _batches(rows):
             yield (
                 f"UNWIND {literal(batch)} AS f "
-                f"MATCH (s:Entity {{ns: {literal(namespace)}, name: f.s}}) "
-                f"MATCH (o:Entity {{ns: {literal(namespace)}, name: f.o}}) "
+                f"MATCH (s:Entity {{ns: {literal(namespace)}, name: f.subject}}) "
+                f"MATCH (o:Entity {{ns: {literal(namespace)}, name: f.object}}) "
                 f"CREATE (s)-[r:`{predicate}`]->(o) "
                 "SET r.seq = f.seq, r.valid_from = f.valid_from, r.valid_to = f.valid_to, "
                 "r.speaker = f.speaker, r.turn_id = f.turn_id, r.fact_id = f.fact_id"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from ctxneo.errors import InvalidFactError
@@ -67,6 +67,10 @@ class Fact:
     @property
     def current(self) -> bool:
         return self.valid_to is None
+
+    def closed_at(self, at: int) -> Fact:
+        """This fact as it stands once closed at sequence number ``at``."""
+        return replace(self, valid_to=at)
 
     def valid_at(self, as_of: int | None) -> bool:
         """Whether the fact held at sequence number ``as_of`` (``None``: now)."""

@@ -13,7 +13,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ctxneo.bench import harness, report, scale, token_scaling
-from ctxneo.cli.options import emit_json, friendly_errors, json_option, neo4j_options
+from ctxneo.cli.options import (
+    emit_json,
+    friendly_errors,
+    json_option,
+    markdown_option,
+    neo4j_options,
+    plot_option,
+    silent_option,
+)
 from ctxneo.memory import Memory
 from ctxneo.model import Scenario
 from ctxneo.scenarios import load_suite, shipped_suite
@@ -96,14 +104,9 @@ def progress_bar(silent: bool) -> Progress:
     help="Store(s) the context graph runs on; 'all' also reports answers that differ.",
 )
 @click.option("--details", is_flag=True, help="Also print every query's answer.")
-@click.option(
-    "--plot",
-    "plot_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write a PNG of accuracy by query type and tokens per query.",
-)
-@click.option("--silent", is_flag=True, help="No progress bar.")
-@click.option("--markdown", is_flag=True, help="Print the summary as a Markdown table.")
+@plot_option("accuracy by query type and tokens per query")
+@silent_option
+@markdown_option
 @neo4j_options
 @json_option
 @click.pass_context
@@ -178,7 +181,7 @@ def bench(
     show_default=True,
     help="Filler-turn counts, comma-separated.",
 )
-@click.option("--markdown", is_flag=True, help="Print the table as Markdown.")
+@markdown_option
 @json_option
 @friendly_errors
 def tokens_cmd(filler: str, markdown: bool, as_json: bool) -> None:
@@ -240,14 +243,9 @@ COMMANDS: list[Callable[..., Any]] = [bench]
     show_default=True,
     help="Memory sizes in facts, comma-separated.",
 )
-@click.option(
-    "--plot",
-    "plot_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write a PNG of ingest rate and answer latency against size.",
-)
-@click.option("--markdown", is_flag=True, help="Print the table as Markdown.")
-@click.option("--silent", is_flag=True, help="No progress on stderr.")
+@plot_option("ingest rate and answer latency against size")
+@markdown_option
+@silent_option
 @neo4j_options
 @json_option
 @friendly_errors

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ctxneo.cli.bench_cmds import progress_bar
-from ctxneo.cli.options import connection_options, friendly_errors, neo4j_options
+from ctxneo.cli.options import connection_options, friendly_errors, neo4j_options, silent_option
 from ctxneo.export import cypher_statements, split_statements, write_journal, write_script
 from ctxneo.model import NewFact, Scenario
 from ctxneo.scenarios import load_suite
@@ -91,7 +91,7 @@ def _connect(uri: str, kwargs: dict[str, Any], namespace: str) -> Neo4jStore:
     "Default: the script on stdout.",
 )
 @click.option("--to-uri", help="Write straight into this Neo4j, in batches.")
-@click.option("--silent", is_flag=True, help="No progress bar.")
+@silent_option
 @neo4j_options
 @friendly_errors
 def export(
@@ -150,7 +150,7 @@ def export(
 
 @click.command()
 @click.argument("script", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--silent", is_flag=True, help="No progress bar.")
+@silent_option
 @connection_options
 @friendly_errors
 def load(script: Path, silent: bool, **kwargs: Any) -> None:

@@ -17,6 +17,19 @@ from ctxneo.memory import Memory
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+silent_option = click.option("--silent", is_flag=True, help="No progress on stderr.")
+markdown_option = click.option("--markdown", is_flag=True, help="Print the table as Markdown.")
+
+
+def plot_option(what: str) -> Callable[[F], F]:
+    return click.option(  # type: ignore[return-value]
+        "--plot",
+        "plot_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help=f"Write a PNG of {what}.",
+    )
+
+
 def json_option(f: F) -> F:
     return click.option(
         "--json", "as_json", is_flag=True, help="Print one JSON document and nothing else."

@@ -299,7 +299,7 @@ class Neo4jStore(Store):
                 for old in closing:
                     live.remove(old)
                     if old.seq in created:
-                        created[old.seq] = _closed(old, seq)
+                        created[old.seq] = old.closed_at(seq)
                     else:
                         closes.append(
                             {"s": old.subject, "p": old.predicate, "seq": old.seq, "at": seq}
@@ -328,24 +328,7 @@ class Neo4jStore(Store):
                     "merge_entities",
                     entities=[{"name": n, "search": self._search(n)} for n in sorted(names)],
                 )
-                self._tx(
-                    tx,
-                    "create_facts",
-                    facts=[
-                        {
-                            "s": f.subject,
-                            "p": f.predicate,
-                            "o": f.object,
-                            "seq": f.seq,
-                            "valid_from": f.valid_from,
-                            "valid_to": f.valid_to,
-                            "speaker": f.speaker,
-                            "turn_id": f.turn_id,
-                            "fact_id": f.fact_id,
-                        }
-                        for f in created.values()
-                    ],
-                )
+                self._tx(tx, "create_facts", facts=[f.to_dict() for f in created.values()])
             self._tx(tx, "set_memory", seq=seq, multi=sorted(multi), predicates=sorted(predicates))
             return [created.get(f.seq, f) for f in out]
 
@@ -370,7 +353,7 @@ class Neo4jStore(Store):
                 closes=[{"s": f.subject, "p": f.predicate, "seq": f.seq, "at": at} for f in live],
             )
             self._tx(tx, "set_memory", seq=at, multi=state["multi"], predicates=state["predicates"])
-            return [_closed(f, at) for f in live]
+            return [f.closed_at(at) for f in live]
 
         return self._write(work)
 
@@ -524,20 +507,6 @@ class Neo4jStore(Store):
     def stats(self) -> dict[str, int]:
         (row,) = self._read("stats")
         return {k: row[k] for k in ("facts", "current_facts", "entities", "predicates", "last_seq")}
-
-
-def _closed(fact: Fact, at: int) -> Fact:
-    return Fact(
-        fact.subject,
-        fact.predicate,
-        fact.object,
-        fact.seq,
-        fact.valid_from,
-        at,
-        fact.speaker,
-        fact.turn_id,
-        fact.fact_id,
-    )
 
 
 def _reason(e: BaseException) -> str:

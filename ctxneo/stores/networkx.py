@@ -176,17 +176,7 @@ class NetworkXStore(Store):
         raise KeyError(f"no fact #{seq}")
 
     def _close(self, fact: Fact, at: int) -> Fact:
-        closed = Fact(
-            fact.subject,
-            fact.predicate,
-            fact.object,
-            fact.seq,
-            fact.valid_from,
-            at,
-            fact.speaker,
-            fact.turn_id,
-            fact.fact_id,
-        )
+        closed = fact.closed_at(at)
         facts = self.by_key[(fact.subject, fact.predicate)]
         facts[facts.index(fact)] = closed
         self.graph.put(closed)
