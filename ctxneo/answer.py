@@ -132,7 +132,7 @@ class Answerer:
         lenient = q.asks_speaker or q.history is not None
         best, paths = self._best(ctx, anchors, as_of, lenient)
         if best is None:
-            return _unknown(text, "no entity or relation of the question is in memory")
+            return self._only_relation(text, anchors, as_of)
         provenance = q.asks_speaker and self._asks_who_said(ctx, best)
         if q.asks_speaker and not provenance and q.history is None:
             best, paths = self._best(ctx, anchors, as_of, False)
@@ -171,6 +171,20 @@ class Answerer:
             paths += self._described_paths(ctx, as_of)
             best = min(paths, key=Path.order) if paths else None
         return best, paths
+
+    def _only_relation(self, text: str, anchors: Sequence[Link], as_of: int | None) -> Answer:
+        """No path explains the question, but it names an entity fully: when that entity has
+        one relation only ("What's the latest on track circuit 88A?" and it only has a
+        status), that is the answer; otherwise ``UNKNOWN``, with its facts as context."""
+        named = [lk for lk in anchors if lk.coverage >= 0.9]
+        if not named:
+            return _unknown(text, "no entity or relation of the question is in memory")
+        entity = named[0].entity
+        facts = [f for f in self.store.facts_of([entity], as_of=as_of) if f.subject == entity]
+        if facts and len({f.predicate for f in facts}) == 1:
+            facts.sort(key=lambda f: f.seq)
+            return _answer(text, [f.object for f in facts], tuple(facts), "one-hop:only-relation")
+        return _unknown(text, f"no fact of {entity} matches the question", tuple(facts))
 
     def _asks_who_said(self, ctx: _Scoring, best: Path) -> bool:
         """Whether "who/which agent <verb> ..." asks for the speaker of the best path's fact.
@@ -232,11 +246,12 @@ class Answerer:
         return paths
 
     def _needs_description(self, ctx: _Scoring, best: Path | None) -> bool:
-        """Whether a predicate the question names is left unexplained by the best path."""
+        """Whether the question may describe its subject by a relation instead of naming it:
+        it names no entity we found a path from, or leaves a predicate it names unexplained."""
+        if best is None:
+            return bool(ctx.predicates)
         wanted = {pos for m in ctx.predicates.values() for pos, s in m.items() if s >= 0.99}
-        if not wanted:
-            return False
-        return best is None or not wanted <= best.explained
+        return bool(wanted) and not wanted <= best.explained
 
     def _described_paths(self, ctx: _Scoring, as_of: int | None) -> list[Path]:
         ranked = sorted(ctx.predicates.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
@@ -341,9 +356,13 @@ class _Scoring:
     def _typed(self, answer: str) -> dict[int, float]:
         """Question positions the answer itself explains: "which *team*" -> ``Payments_Team``,
         "which *race*" -> "county council election", "*when*" -> a date."""
-        found: dict[int, float] = {}
+        found = {
+            p: st * TYPE_WEIGHT
+            for p, st in self._name(answer)[1].items()
+            if p in self.q.type_positions
+        }
         stems = name_stems(answer)
-        for p in self.q.type_positions:
+        for p in self.q.type_positions - found.keys():
             asked = self.q.words[p].stem
             best = max((word_match(asked, n, self.lexicon) for n in stems), default=0.0)
             if best:
@@ -401,11 +420,13 @@ class _Scoring:
         else the subject ("which dataset has an anomaly"). Two hops go on from
         the subject ("which team owns the dataset that has an anomaly").
         """
-        typed_by_predicate = bool(
-            self.q.type_positions & set(self.predicates.get(fact.predicate, {}))
+        # The value is asked for when the question's noun is the predicate ("what
+        # partitioning strategy"), or when it asks for a value's shape ("when ...").
+        asks_value = bool(self.q.type_positions & set(self.predicates.get(fact.predicate, {}))) or (
+            self.q.shape is not None and has_shape(fact.object, self.q.shape)
         )
         out: list[Path] = []
-        if typed_by_predicate:
+        if asks_value:
             out += self._finish(None, (fact,), (fact.subject, fact.object), ("out",), {}, True)
         else:
             out += self._finish(None, (fact,), (fact.object, fact.subject), ("in",), {}, True)

@@ -25,7 +25,7 @@ EXACT, RELATED, PREFIX = 1.0, 0.8, 0.7
 # Words that turn a question into a history or provenance question, or ask for a count.
 _FIRST = {stem(w) for w in "originally original initially initial first earliest".split()}
 _FIRST_PHRASES = re.compile(
-    r"\b(start(ed)? (out )?(at|with|as)|began (at|with|as)|open(ed)? (at|with|as)|to begin with"
+    r"\b((start(ed)?|began|begin|open(ed)?) (\w+ ){0,3}(at|with|as)|to begin with"
     r"|at the (start|outset|beginning))\b"
 )
 # "list every value it has had", "walk me through each stage": the whole history.
@@ -35,6 +35,11 @@ _ALL_VALUES = re.compile(
     r"|(has|have) had|(has|have) (moved|gone|been) through|history of|all the (values|stages"
     r"|versions|dates|statuses|changes))\b"
 )
+_CHANGE_NOUNS = {
+    stem(w)
+    for w in "change move switch update slip extension reshuffle rollback reset became become "
+    "changed moved switched updated".split()
+}
 _PREVIOUS = {
     stem(w) for w in "previous previously prior before earlier formerly former old".split()
 }
@@ -56,7 +61,8 @@ STATED = {
         "make call pick report notice spot discover bump lower drop reclassify revise move switch "
         "escalate downgrade upgrade approve sign rate assess classify mark label estimate measure "
         "negotiate agree settle fix finalize finalise add remove create open close put write "
-        "diagnose catch notice observe see warn alert confirm verify check log enter"
+        "diagnose catch notice observe see warn alert confirm verify check log enter float pitch "
+        "lock sign"
     ).split()
 }
 _WH = {"who", "whom", "whose", "what", "which", "where", "when", "why", "how"}
@@ -69,6 +75,7 @@ _WH_HINTS = {
     "long": "duration",
     "much": "cost",
     "why": "cause",
+    "how": "method",
     "who": "owner",
     "whom": "owner",
 }
@@ -126,7 +133,11 @@ def read_question(text: str) -> Question:
         history = "all"
     elif stems & _FIRST or _FIRST_PHRASES.search(lowered):
         history = "first"
-    elif stems & _PREVIOUS or ("from" in {t.word for t in words} and stems & _CHANGE):
+    elif (
+        stems & (_PREVIOUS - {stem("before")})
+        or ("from" in {t.word for t in words} and stems & _CHANGE)
+        or (stem("before") in stems and _looks_back(words))
+    ):
         history = "previous"
     type_stems = {words[p].stem for p in type_positions}
     asks_speaker = wh is not None and (
@@ -138,9 +149,11 @@ def read_question(text: str) -> Question:
     count = wh is not None and wh.word == "how" and nxt is not None and nxt.word == "many"
     hint = None
     if wh is not None:
-        key = nxt.word if wh.word == "how" and nxt is not None else wh.word
-        if key in _WH_HINTS:
-            anchor = nxt if wh.word == "how" and nxt is not None else wh
+        # "how long" / "how much" hint at a duration or a cost; a bare "how" at a method.
+        measured = wh.word == "how" and nxt is not None and nxt.word in _WH_HINTS
+        key = nxt.word if measured and nxt is not None else wh.word
+        if key in _WH_HINTS and not (wh.word == "how" and nxt is not None and nxt.word == "many"):
+            anchor = nxt if measured and nxt is not None else wh
             hint = Token(anchor.pos, anchor.word, stem(_WH_HINTS[key]))
     shape_stems = (
         type_stems
@@ -171,6 +184,17 @@ def read_question(text: str) -> Question:
             for k in range(3, len(t.stem))
         ),
     )
+
+
+_PAST = {"was", "were", "did", "had", "used"}
+
+
+def _looks_back(words: Sequence[Token]) -> bool:
+    """Whether "before" dates a value ("what was it before it changed") rather than
+    orders work ("which patch has to ship before the festival goes live")."""
+    before = next(t.pos for t in words if t.word == "before")
+    after = {t.stem for t in words[before + 1 :]}
+    return bool(after & (_CHANGE | _CHANGE_NOUNS)) or any(t.word in _PAST for t in words)
 
 
 def _positions(pairs: Iterable[tuple[str, int]]) -> dict[str, tuple[int, ...]]:
