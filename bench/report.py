@@ -119,13 +119,16 @@ def plot(summary: Sequence[dict[str, Any]], path: str | Path) -> None:
     left.set_ylabel("accuracy (%)")
     left.set_ylim(0, 105)
     left.set_title("Accuracy by query type")
-    left.legend(fontsize=8, loc="lower right")
+    left.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=len(summary))
     right.bar(
         range(len(summary)),
         [r["avg_tokens"] for r in summary],
         color=[f"C{i}" for i in range(len(summary))],
     )
-    right.set_xticks(range(len(summary)), [r["architecture"] for r in summary])
+    right.set_xticks(
+        range(len(summary)),
+        [r["architecture"] + ("" if r["backend"] == "-" else f"\n{r['backend']}") for r in summary],
+    )
     right.set_yscale("log")
     right.set_ylabel("tokens per query (log)")
     right.set_title("Context sent per query")
