@@ -23,7 +23,7 @@ ARCHITECTURES = ("raw", "rag", "graph")
 ARCH_LABELS = {"raw": "raw dump", "rag": "vector RAG", "graph": "context graph"}
 NO_BACKEND = "-"
 
-#: Opens a fresh, empty memory for one scenario; the caller closes it.
+#: Opens a fresh, empty memory for one scenario; the harness clears and closes it.
 MemoryFactory = Callable[[Scenario], Memory]
 
 
@@ -154,6 +154,7 @@ def run_suite(
                     try:
                         records += run_graph(scenario, memory, backend)
                     finally:
+                        memory.store.clear()  # a benchmark memory leaves nothing on a server
                         memory.close()
                     progress(queries)
             else:
