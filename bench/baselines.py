@@ -9,8 +9,6 @@ no reader would take for an answer.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
@@ -82,7 +80,3 @@ class VectorRAG:
         top = self.retrieve(question)
         context = "\n".join([f"Q: {question}", *top])
         return (top[0] if top else UNKNOWN), context, top
-
-
-def transcript_of(turns: Sequence[Turn]) -> str:
-    return "\n".join(_line(t) for t in turns)

@@ -163,7 +163,7 @@ def run_suite(
     return records
 
 
-def _percentile(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
     if not values:
         return 0.0
     if len(values) == 1:
@@ -200,8 +200,8 @@ def summarize(records: Sequence[QueryRecord]) -> list[dict[str, Any]]:
                     for t, v in sorted(by_type.items())
                 },
                 "avg_tokens": round(statistics.fmean(r.tokens for r in mine), 1) if mine else 0.0,
-                "p50_ms": round(_percentile(latencies, 50), 3),
-                "p95_ms": round(_percentile(latencies, 95), 3),
+                "p50_ms": round(percentile(latencies, 50), 3),
+                "p95_ms": round(percentile(latencies, 95), 3),
             }
         )
     return rows

@@ -26,8 +26,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ctxneo.bench.harness import percentile
 from ctxneo.bench.workload import MULTI_VALUED, Workload, build
 
+from ctxneo.errors import CtxneoError
 from ctxneo.memory import Memory
 from ctxneo.model import NewFact
 
@@ -38,14 +40,6 @@ NEO4J_SINGLE_SAMPLE = 1_000  # one transaction per fact: measured on this many e
 
 def _rate(count: int, seconds: float) -> float:
     return round(count / seconds, 1) if seconds > 0 else 0.0
-
-
-def _percentile(values: list[float], q: int) -> float:
-    return (
-        statistics.quantiles(values, n=100, method="inclusive")[q - 1]
-        if len(values) > 1
-        else values[0]
-    )
 
 
 def _ingest(memory: Memory, facts: Sequence[NewFact], batch: int | None) -> float:
@@ -73,7 +67,7 @@ def _answers(memory: Memory, workload: Workload) -> dict[str, Any]:
             right += q.expected in answer.values
         key = kind.replace("-", "_")
         out[f"{key}_p50_ms"] = round(statistics.median(latencies), 3)
-        out[f"{key}_p95_ms"] = round(_percentile(latencies, 95), 3)
+        out[f"{key}_p95_ms"] = round(percentile(latencies, 95), 3)
         out[f"{key}_correct"] = round(right / len(questions), 4)
     return out
 
@@ -160,7 +154,7 @@ def _in_fresh_process(n: int) -> dict[str, Any]:
         env={**os.environ, "PYTHONHASHSEED": "0"},
     )
     if result.returncode != 0:
-        raise RuntimeError(f"scale worker failed at {n:,} facts:\n{result.stderr[-2000:]}")
+        raise CtxneoError(f"the scale worker failed at {n:,} facts:\n{result.stderr[-2000:]}")
     return json.loads(result.stdout)
 
 

@@ -17,8 +17,10 @@ The answerer sees the question text and the asking speaker, nothing else. It
    answer from the (subject, predicate) history; "who set / decided /
    reported" answers with the speaker who stated the fact.
 
-Ties are broken by a fixed rule: higher score, fewer hops, newer evidence,
-then answer text, so answers do not depend on hash seeds or store order.
+Ties are broken by a fixed rule: higher score, fewer hops, (for history
+questions) the (subject, predicate) reading before the reverse one, newer
+evidence, then answer text, so answers do not depend on hash seeds or store
+order.
 """
 
 from __future__ import annotations
@@ -277,15 +279,12 @@ class Answerer:
         self, q: Question, best: Path, provenance: bool, mentioned: set[str], as_of: int | None
     ) -> Answer:
         last, outward = best.last, best.directions[-1] == "out"
-        if not outward:
+        slot = self.store.history(last.subject, last.predicate)
+        if not outward and len(slot) > 1:
             # Walked from a value to what has it ("before it became 3.0.0"): the
             # question is about the subject's values, with that one named.
-            slot = self.store.history(last.subject, last.predicate)
-            if len(slot) > 1:
-                outward, mentioned = True, {*mentioned, last.object}
-        if outward:
-            slot = self.store.history(last.subject, last.predicate)
-        else:
+            outward, mentioned = True, {*mentioned, last.object}
+        if not outward:
             slot = [
                 f
                 for f in self.store.facts_of([last.object], history=True)

@@ -8,6 +8,7 @@ of the store that met them (``raise ... from e``)::
     ├── ScenarioError        a scenario file is malformed (names file, scenario, turn, field)
     ├── InvalidFactError     a fact or predicate is refused before anything is written
     ├── JournalError         a journal file cannot be read or written
+    ├── ConfigError          a setting points at something unusable (e.g. a lexicon file)
     └── StoreError           a store failed at run time
         ├── StoreUnavailable     the store cannot be reached (e.g. Neo4j down at a URI)
         └── Neo4jLaunchError     the local jar-launched Neo4j could not be started
@@ -52,6 +53,10 @@ class InvalidFactError(CtxneoError, ValueError):
 
 class JournalError(CtxneoError):
     """A journal file cannot be opened, replayed or appended to."""
+
+
+class ConfigError(CtxneoError):
+    """A setting (an environment variable, a file it names) cannot be used."""
 
 
 class StoreError(CtxneoError):

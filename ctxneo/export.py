@@ -105,14 +105,31 @@ def cypher_statements(store: Store, namespace: str = "default") -> Iterator[str]
             )
 
 
-def write_script(statements: Iterable[str], out: Any) -> int:
-    """Write statements as a script (``;`` after each); return how many."""
+NAMESPACE_HEADER = "// ctxneo namespace: "
+
+
+def write_script(statements: Iterable[str], out: Any, namespace: str) -> int:
+    """Write statements as a script (``;`` after each); return how many.
+
+    A comment names the namespace, so ``ctxneo load`` can refuse to load into
+    one that already holds a memory (which would duplicate every fact).
+    """
     out.write("// ctxneo memory export: run with `cypher-shell -f FILE` or `ctxneo load FILE`.\n")
+    out.write(NAMESPACE_HEADER + json.dumps(namespace) + "\n")
     count = 0
     for statement in statements:
         out.write(statement + ";\n")
         count += 1
     return count
+
+
+def script_namespace(text: str) -> str | None:
+    """The namespace a script written by :func:`write_script` loads into, if it says."""
+    for line in text.splitlines()[:5]:
+        if line.startswith(NAMESPACE_HEADER):
+            value = json.loads(line[len(NAMESPACE_HEADER) :])
+            return value if isinstance(value, str) else None
+    return None
 
 
 def split_statements(text: str) -> list[str]:

@@ -17,6 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from ctxneo.errors import ConfigError
 from ctxneo.stores.base import EntityHit
 from ctxneo.text import STOPWORDS, Token, is_identifier, name_stems, split_words, stem, tokens
 
@@ -107,9 +108,6 @@ class Question:
     prefixed: dict[str, tuple[int, ...]] = field(hash=False, compare=False)  # prefix -> positions
     shape: str | None  # the answer's expected shape: date, duration, amount
 
-    def positions(self) -> frozenset[int]:
-        return frozenset(t.pos for t in self.content)
-
 
 def read_question(text: str) -> Question:
     """Split a question into words and find its cues (history, provenance, count)."""
@@ -134,9 +132,9 @@ def read_question(text: str) -> Question:
     elif stems & _FIRST or _FIRST_PHRASES.search(lowered):
         history = "first"
     elif (
-        stems & (_PREVIOUS - {stem("before")})
+        stems & (_PREVIOUS - {_BEFORE})
         or ("from" in {t.word for t in words} and stems & _CHANGE)
-        or (stem("before") in stems and _looks_back(words))
+        or (_BEFORE in stems and _looks_back(words))
     ):
         history = "previous"
     type_stems = {words[p].stem for p in type_positions}
@@ -187,12 +185,13 @@ def read_question(text: str) -> Question:
 
 
 _PAST = {"was", "were", "did", "had", "used"}
+_BEFORE = stem("before")
 
 
 def _looks_back(words: Sequence[Token]) -> bool:
     """Whether "before" dates a value ("what was it before it changed") rather than
     orders work ("which patch has to ship before the festival goes live")."""
-    before = next(t.pos for t in words if t.word == "before")
+    before = next(t.pos for t in words if t.stem == _BEFORE)
     after = {t.stem for t in words[before + 1 :]}
     return bool(after & (_CHANGE | _CHANGE_NOUNS)) or any(t.word in _PAST for t in words)
 
@@ -225,16 +224,19 @@ class Lexicon:
         texts = [lines]
         env = os.environ.get("CTXNEO_LEXICON")
         for path in [*extra, *([env] if env else [])]:
-            texts.append(Path(path).read_text("utf-8"))
+            try:
+                texts.append(Path(path).read_text("utf-8"))
+            except (OSError, UnicodeDecodeError) as e:
+                raise ConfigError(f"cannot read the lexicon {path} (CTXNEO_LEXICON?): {e}") from e
         return cls("\n".join(texts).splitlines())
 
 
 @lru_cache(maxsize=200_000)
-def word_match(q: str, n: str, lexicon: Lexicon, *, allow_prefix: bool = True) -> float:
+def word_match(q: str, n: str, lexicon: Lexicon) -> float:
     """How well question stem ``q`` stands for name/predicate stem ``n`` (0 when not at all)."""
     if q == n:
         return EXACT
-    if allow_prefix and min(len(q), len(n)) >= 4 and (q.startswith(n) or n.startswith(q)):
+    if min(len(q), len(n)) >= 4 and (q.startswith(n) or n.startswith(q)):
         return PREFIX
     if lexicon.related(q, n):
         return RELATED

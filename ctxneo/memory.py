@@ -131,8 +131,12 @@ class Memory:
         return self.store.history(subject, predicate)
 
     def facts(self, entity: str, *, as_of: int | None = None, history: bool = False) -> list[Fact]:
-        """Facts with ``entity`` as subject or object, newest first."""
-        return self.store.facts_of([entity], as_of=as_of, history=history)
+        """Facts with ``entity`` as subject or object, newest first.
+
+        ``history`` adds closed facts; with ``as_of``, none written after it.
+        """
+        found = self.store.facts_of([entity], as_of=as_of, history=history)
+        return found if as_of is None else [f for f in found if f.seq <= as_of]
 
     def stats(self) -> dict[str, int]:
         return self.store.stats()
@@ -151,6 +155,8 @@ def _as_new_fact(f: FactLike) -> NewFact:
     if isinstance(f, NewFact):
         return f
     if isinstance(f, tuple):
+        if not 3 <= len(f) <= 7:
+            raise InvalidFactError(f"a fact tuple is (subject, predicate, object, ...): {f!r}")
         return NewFact(*f)
     if isinstance(f, Mapping):
         try:

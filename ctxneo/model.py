@@ -93,11 +93,14 @@ class Fact:
 
     def line(self) -> str:
         """The compact one-line form used in answer contexts and listings."""
-        said = f" [{self.speaker}" if self.speaker else " ["
-        said += f", turn {self.turn_id}]" if self.turn_id is not None else "]"
+        said = ", ".join(
+            x for x in (self.speaker, None if self.turn_id is None else f"turn {self.turn_id}") if x
+        )
         closed = "" if self.valid_to is None else f" (until #{self.valid_to})"
         return (
-            f"{self.subject} {self.predicate} {self.object}{said if said != ' []' else ''}{closed}"
+            f"{self.subject} {self.predicate} {self.object}"
+            + (f" [{said}]" if said else "")
+            + closed
         )
 
 
@@ -156,7 +159,6 @@ class Scenario:
     turns: tuple[Turn, ...]
     multi_valued_predicates: frozenset[str] = frozenset()
     aliases: tuple[tuple[str, str], ...] = ()
-    source: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ raised as a :class:`ScenarioError` naming the file, scenario, turn and field.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -155,7 +155,6 @@ def _parse_scenario(item: Any, file: str, index: int) -> Scenario:
         turns=tuple(turns),
         multi_valued_predicates=frozenset(multi),
         aliases=tuple(sorted(aliases.items())),
-        source=file,
     )
 
 
@@ -231,10 +230,3 @@ def _parse_turn(raw: Any, position: int, fail: Any) -> Turn:
     if stray:
         raise fail("a distractor carries no fact or answer", stray[0], turn_id)
     return Turn(turn_id, turn_type, speaker, text)
-
-
-def iter_queries(scenarios: Iterable[Scenario]) -> Iterator[tuple[Scenario, Turn]]:
-    for scenario in scenarios:
-        for turn in scenario.turns:
-            if turn.turn_type == "query":
-                yield scenario, turn

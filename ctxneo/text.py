@@ -81,14 +81,11 @@ _IRREGULAR = {
         "rise": "rose risen",
         "see": "saw seen",
         "seek": "sought",
-        "set": "set",
-        "shut": "shut",
         "sit": "sat",
         "speak": "spoke spoken",
         "spend": "spent",
         "stand": "stood",
         "steal": "stole stolen",
-        "take over": "took over",
         "teach": "taught",
         "think": "thought",
         "throw": "threw thrown",
@@ -108,8 +105,6 @@ _IRREGULAR = {
         "light": "lit",
         "shoot": "shot",
         "sink": "sank sunk",
-        "split": "split",
-        "spread": "spread",
         "strike": "struck",
         "swim": "swam swum",
         "undertake": "undertook undertaken",
@@ -129,7 +124,6 @@ _IRREGULAR = {
         "weave": "wove woven",
     }.items()
     for past in forms.split()
-    if " " not in base
 }
 
 

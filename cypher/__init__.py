@@ -1,8 +1,9 @@
 """Every Cypher statement the Neo4j store runs, one ``.cypher`` file each.
 
-Values always travel as ``$parameters``. The only text ever put into a
-statement is a predicate, after :func:`ctxneo.model.check_predicate` has
-validated it as a plain identifier, where Cypher needs a relationship type.
+Values always travel as ``$parameters``; a relationship type comes from a
+predicate validated by :func:`ctxneo.model.check_predicate` and is passed as
+a parameter too, through Cypher 5.26 dynamic types ``$(...)``. (Only the export
+script, which has no parameters, writes validated predicates into its text.)
 """
 
 from __future__ import annotations

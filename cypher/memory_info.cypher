@@ -1,4 +1,3 @@
 // The namespace's predicates and multi-valued predicates.
 OPTIONAL MATCH (m:CtxneoMemory {ns: $ns})
-RETURN coalesce(m.predicates, []) AS predicates, coalesce(m.multi, []) AS multi,
-       coalesce(m.seq, 0) AS seq
+RETURN coalesce(m.predicates, []) AS predicates, coalesce(m.multi, []) AS multi

@@ -12,10 +12,12 @@ MERGE (o:Entity {ns: $ns, name: $o})
 WITH m, s, o
 OPTIONAL MATCH (s)-[same:$($p)]->(o) WHERE same.valid_to IS NULL
 WITH m, s, o, head(collect(same)) AS same
+// A fact that says its predicate is multi-valued says so even when it changes nothing else.
+SET m.multi = CASE WHEN $multi AND NOT $p IN m.multi THEN m.multi + $p ELSE m.multi END
+WITH m, s, o, same
 CALL (m, s, o, same) {
   WITH * WHERE same IS NULL
-  SET m.multi = CASE WHEN $multi AND NOT $p IN m.multi THEN m.multi + $p ELSE m.multi END,
-      m.predicates = CASE WHEN $p IN m.predicates THEN m.predicates ELSE m.predicates + $p END,
+  SET m.predicates = CASE WHEN $p IN m.predicates THEN m.predicates ELSE m.predicates + $p END,
       m.seq = m.seq + 1
   WITH m, s, o
   CALL (m, s) {

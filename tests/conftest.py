@@ -132,6 +132,11 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
         made = connect(request.getfixturevalue("neo4j_server"))
     try:
         yield made
+        if request.param == "journal":
+            # Whatever a test did, the journal replays to the same memory.
+            with NetworkXStore(tmp_path / "memory.jsonl") as replayed:
+                assert list(replayed.all_facts()) == list(made.all_facts())
+                assert replayed.aliases() == made.aliases()
     finally:
         if request.param == "neo4j":
             made.clear()

@@ -145,3 +145,24 @@ def test_a_neo4j_that_is_down_is_one_line_naming_the_uri() -> None:
 def test_neo4j_status_on_an_empty_directory(tmp_path: Path) -> None:
     result = run("neo4j", "status", "--data", str(tmp_path), "--json", code=1)
     assert json.loads(result.output) == {"running": False}
+
+
+def test_an_option_on_the_command_line_beats_one_from_the_environment(tmp_path: Path) -> None:
+    store = str(tmp_path / "m.jsonl")
+    env = {"CTXNEO_STORE": store, "NEO4J_URI": None}
+    result = CliRunner(env=env).invoke(main, ["ask", "x", "--uri", "bolt://127.0.0.1:1"])
+    assert result.exit_code == 1 and "cannot reach Neo4j at bolt://127.0.0.1:1" in result.stderr
+    result = CliRunner(env={"NEO4J_URI": "bolt://127.0.0.1:1", "CTXNEO_STORE": None}).invoke(
+        main, ["remember", "A", "OWNED_BY", "B", "--store", store]
+    )
+    assert result.exit_code == 0, result.output
+    result = run("ask", "x", "--store", store, "--uri", "bolt://127.0.0.1:1", code=2)
+    assert "not both" in result.stderr
+
+
+def test_an_unwritable_output_is_one_line(tmp_path: Path) -> None:
+    store = str(tmp_path / "m.jsonl")
+    run("remember", "A", "OWNED_BY", "B", "--store", store)
+    result = run("export", "--store", store, "-o", str(tmp_path / "missing" / "x.cypher"), code=1)
+    assert "No such file or directory" in result.stderr and "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -55,7 +55,7 @@ def snapshot(store: Store) -> dict[str, Any]:
         "facts": [f.to_dict() for f in store.all_facts()],
         "multi": sorted(store.multi_valued()),
         "aliases": store.aliases(),
-        "stats": {k: v for k, v in store.stats().items() if k != "entities"},
+        "stats": store.stats(),
     }
 
 
@@ -65,7 +65,7 @@ def through_neo4j(source: Store, server: Any, tmp_path: Path) -> tuple[Store, Ne
 
     namespace = f"export-{uuid.uuid4().hex}"
     script = io.StringIO()
-    write_script(cypher_statements(source, namespace), script)
+    write_script(cypher_statements(source, namespace), script, namespace)
     neo = connect(server, namespace)
     neo.execute(split_statements(script.getvalue()))  # type: ignore[attr-defined]
     journal = tmp_path / f"{namespace}.jsonl"
@@ -168,3 +168,37 @@ def test_cli_export_load_and_back(neo4j_server: Any, tmp_path: Path) -> None:
         password=neo4j_server.password,
         namespace=namespace,
     ).store.clear()
+
+
+def test_load_refuses_a_namespace_that_already_holds_a_memory(
+    neo4j_server: Any, tmp_path: Path
+) -> None:
+    from conftest import connect
+
+    namespace = f"busy-{uuid.uuid4().hex}"
+    journal = tmp_path / "m.jsonl"
+    with Memory.open(journal) as m:
+        m.remember("A", "OWNED_BY", "B")
+    script = tmp_path / "m.cypher"
+    env = {
+        "NEO4J_URI": None,
+        "NEO4J_USER": neo4j_server.user,
+        "NEO4J_PASSWORD": neo4j_server.password,
+    }
+    runner = CliRunner(env=env)
+    assert (
+        runner.invoke(
+            main, ["export", "--store", str(journal), "--namespace", namespace, "-o", str(script)]
+        ).exit_code
+        == 0
+    )
+    assert (
+        runner.invoke(main, ["load", str(script), "--uri", neo4j_server.uri, "--silent"]).exit_code
+        == 0
+    )
+    again = runner.invoke(main, ["load", str(script), "--uri", neo4j_server.uri, "--silent"])
+    assert again.exit_code == 1 and "already holds a memory" in again.stderr
+    store = connect(neo4j_server, namespace)
+    assert store.stats()["facts"] == 1  # nothing was duplicated
+    store.clear()
+    store.close()

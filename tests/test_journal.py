@@ -88,3 +88,46 @@ def test_processes_sharing_a_journal_see_each_other_and_never_reuse_a_number(
     assert len(history) == 120
     assert [f.seq for f in history] == list(range(1, 121))
     assert sum(f.valid_to is None for f in history) == 1
+
+
+def test_clear_is_seen_by_every_process_sharing_the_journal(tmp_path: Path) -> None:
+    path = tmp_path / "shared.jsonl"
+    a, b = Memory.open(path), Memory.open(path)
+    a.remember("A", "OWNED_BY", "B")
+    assert [f.object for f in b.store.all_facts()] == ["B"]
+    b.store.clear()
+    assert list(a.store.all_facts()) == []
+    a.remember("A", "OWNED_BY", "C")
+    assert [(f.object, f.seq) for f in b.store.all_facts()] == [("C", 1)]
+    a.close()
+    b.close()
+    with Memory.open(path) as again:
+        assert [f.object for f in again.store.all_facts()] == ["C"]
+
+
+def test_a_closed_memory_refuses_writes_instead_of_losing_them(tmp_path: Path) -> None:
+    from ctxneo.errors import StoreError
+
+    memory = Memory.open(tmp_path / "m.jsonl")
+    memory.close()
+    with pytest.raises(StoreError, match="closed"):
+        memory.remember("A", "OWNED_BY", "B")
+
+
+def test_any_string_survives_the_journal(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    odd = "lone \udcff surrogate, nul \x00 and ünïcødé"
+    with Memory.open(path) as m:
+        m.remember(odd, "OWNED_BY", odd, speaker=odd)
+    with Memory.open(path) as m:
+        (fact,) = m.store.all_facts()
+    assert (fact.subject, fact.object, fact.speaker) == (odd, odd, odd)
+
+
+def test_a_write_of_several_changes_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    with Memory.open(path) as m:
+        m.remember("T", "HAS_PRIORITY", "high")
+        m.remember("T", "HAS_PRIORITY", "critical")  # closes one fact and adds one
+    last = json.loads(path.read_text().splitlines()[-1])
+    assert last["op"] == "batch" and [r["op"] for r in last["records"]] == ["close", "fact"]

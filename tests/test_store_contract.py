@@ -225,3 +225,32 @@ def test_concurrent_writers_get_unique_sequence_numbers_and_one_current_value(st
     assert sum(1 for f in shared if f.valid_to is None) == 1
     # Each closed value was closed by the next one written.
     assert all(a.valid_to == b.seq for a, b in itertools.pairwise(shared))
+
+
+def test_remember_many_on_a_memory_with_history_matches_one_at_a_time(store: Store) -> None:
+    store.remember(NewFact("X", "HAS_STATUS", "old"))
+    reference = Memory.open().store
+    reference.remember(NewFact("X", "HAS_STATUS", "old"))
+    batch = [
+        NewFact("X", "HAS_STATUS", "old"),
+        NewFact("X", "HAS_STATUS", "new"),
+        NewFact("Y", "HAS_STATUS", "a"),
+    ]
+    got, want = store.remember_many(batch), reference.remember_many(batch)
+    assert got == want
+    assert got[0].object == "old" and got[0].valid_to == got[1].seq  # returned as it now stands
+    assert facts(store) == facts(reference)
+
+
+def test_restating_a_value_as_multi_valued_makes_the_predicate_multi_valued(store: Store) -> None:
+    store.remember(NewFact("Run", "TRAINED_ON", "Set_A"))
+    store.remember(NewFact("Run", "TRAINED_ON", "Set_A", multi=True))
+    store.remember(NewFact("Run", "TRAINED_ON", "Set_B"))
+    assert {f.object for f in store.facts_of(["Run"])} == {"Set_A", "Set_B"}
+
+
+def test_an_alias_names_an_entity_even_before_it_has_facts(store: Store) -> None:
+    store.add_alias("the money team", "Finance_Eng")
+    assert store.stats()["entities"] == 1
+    (hit,) = store.find_entities(["money"])
+    assert (hit.name, hit.aliases) == ("Finance_Eng", ("the money team",))

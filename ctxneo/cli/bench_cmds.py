@@ -218,11 +218,7 @@ def tokens_cmd(filler: str, markdown: bool, as_json: bool) -> None:
         )
     console = report.console()
     console.print(table)
-    g = result["growth"]
-    console.print(
-        f"Conversation grew {result['conversation_growth']}x: raw dump tokens grew "
-        f"{g['raw']}x, vector RAG {g['rag']}x, context graph {g['graph']}x."
-    )
+    console.print(summary)
 
 
 COMMANDS: list[Callable[..., Any]] = [bench]

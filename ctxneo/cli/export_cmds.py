@@ -11,7 +11,14 @@ import click
 
 from ctxneo.cli.bench_cmds import progress_bar
 from ctxneo.cli.options import connection_options, friendly_errors, neo4j_options, silent_option
-from ctxneo.export import cypher_statements, split_statements, write_journal, write_script
+from ctxneo.errors import CtxneoError
+from ctxneo.export import (
+    cypher_statements,
+    script_namespace,
+    split_statements,
+    write_journal,
+    write_script,
+)
 from ctxneo.model import NewFact, Scenario
 from ctxneo.scenarios import load_suite
 from ctxneo.stores.base import Store
@@ -63,6 +70,16 @@ def _connect(uri: str, kwargs: dict[str, Any], namespace: str) -> Neo4jStore:
         database=kwargs["database"],
         namespace=namespace,
     ).connect()
+
+
+def _refuse_if_in_use(target: Neo4jStore, uri: str) -> None:
+    held = target.stats()
+    if held["facts"] or held["last_seq"]:
+        raise CtxneoError(
+            f"namespace {target.namespace!r} at {uri} already holds a memory "
+            f"({held['facts']} facts); loading would duplicate it: clear it first "
+            "or export for another --namespace"
+        )
 
 
 @click.command()
@@ -131,6 +148,7 @@ def export(
         for store, ns in sources:
             statements = list(cypher_statements(store, ns))
             with _connect(to_uri, kwargs, ns) as target, progress_bar(silent) as bar:
+                _refuse_if_in_use(target, to_uri)
                 task = bar.add_task(f"writing {ns}", total=len(statements))
                 target.execute(statements, progress=lambda t=task: bar.advance(t))
             click.echo(
@@ -140,7 +158,7 @@ def export(
     out = open(output, "w", encoding="utf-8") if output else sys.stdout  # noqa: SIM115
     try:
         for store, ns in sources:
-            write_script(cypher_statements(store, ns), out)
+            write_script(cypher_statements(store, ns), out, ns)
     finally:
         if output:
             out.close()
@@ -161,13 +179,17 @@ def load(script: Path, silent: bool, **kwargs: Any) -> None:
     """
     if not kwargs["uri"]:
         raise click.UsageError("give --uri (or NEO4J_URI)")
-    statements = split_statements(script.read_text(encoding="utf-8"))
+    text = script.read_text(encoding="utf-8")
+    statements = split_statements(text)
+    namespace = script_namespace(text)
     with (
-        _connect(kwargs["uri"], kwargs, "default") as target,
+        _connect(kwargs["uri"], kwargs, namespace or "default") as target,
         progress_bar(silent) as bar,
     ):
+        if namespace is not None:
+            _refuse_if_in_use(target, kwargs["uri"])
         task = bar.add_task(f"loading {script.name}", total=len(statements))
-        count = target.execute(statements, progress=lambda: bar.advance(task))
+        count = target.execute(statements, progress=lambda t=task: bar.advance(t))
     click.echo(f"ran {count} statements from {script}", err=True)
 
 

@@ -108,8 +108,18 @@ def open_memory(
         click.UsageError: neither or both of --store and --uri are given.
     """
     if store_path is not None and uri:
-        # An explicit --store wins over a NEO4J_URI inherited from the environment.
-        uri = None
+        # An option given on the command line wins over one from the environment.
+        ctx = click.get_current_context(silent=True)
+        source = ctx.get_parameter_source if ctx is not None else None
+        from_env = click.core.ParameterSource.ENVIRONMENT
+        store_from_env = source is not None and source("store_path") == from_env
+        uri_from_env = source is not None and source("uri") == from_env
+        if store_from_env == uri_from_env:
+            raise click.UsageError("give either --store FILE or --uri URI, not both")
+        if store_from_env:
+            store_path = None
+        else:
+            uri = None
     if store_path is None and not uri:
         raise click.UsageError(
             "say where the memory lives: --store FILE (an embedded journal) or --uri URI (Neo4j)"
@@ -148,5 +158,8 @@ def friendly_errors(f: F) -> F:
             sys.exit(2)
         except CtxneoError as e:
             raise click.ClickException(str(e)) from e
+        except OSError as e:  # a file named on the command line cannot be written or read
+            where = f" {e.filename}" if e.filename else ""
+            raise click.ClickException(f"{e.strerror or e}:{where}") from e
 
     return wrapper  # type: ignore[return-value]

@@ -208,6 +208,14 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _ours(pid: int) -> bool:
+    """Whether ``pid`` runs this launcher (so stop never signals a stranger)."""
+    try:
+        return _MAIN.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def _bolt_answers(uri: str, timeout: float = 3.0) -> bool:
     import neo4j
 
@@ -247,7 +255,8 @@ class LocalNeo4j:
             info = ServerInfo(**json.loads(self.state_path.read_text()))
         except (OSError, ValueError, TypeError):
             return None
-        return info if _alive(info.pid) else None
+        # The pid may have been reused since (a reboot, a crash): it must still be our java.
+        return info if _alive(info.pid) and _ours(info.pid) else None
 
     def start(self, timeout: float = 240.0, log: Log = lambda _: None) -> ServerInfo:
         """Start the server (or return the one already running) once Bolt answers.

@@ -5,10 +5,12 @@ The first line names the format; every later line is one change of state::
     {"format": "ctxneo-journal/1"}
     {"op": "fact", "seq": 1, "valid_from": 1, "valid_to": null, "s": ..., "p": ..., "o": ...,
      "speaker": ..., "turn_id": ..., "fact_id": ...}
-    {"op": "close", "seq": 1, "at": 2}          fact #1 stopped holding at #2
+    {"op": "close", "s": ..., "p": ..., "seq": 1, "at": 2}   fact #1 stopped holding at #2
     {"op": "tick", "at": 3}                     a sequence number used by a retraction
     {"op": "multi", "predicate": "DEPENDS_ON"}
     {"op": "alias", "phrase": "the auth module", "entity": "AuthModule"}
+    {"op": "clear"}                             everything before is gone
+    {"op": "batch", "records": [...]}           one write of several changes, all or none
 
 Changes of state are journaled, not commands, so a journal written from a
 Neo4j memory replays to the same facts. Every append is one ``write`` of whole
@@ -100,6 +102,10 @@ class Journal:
         finally:
             fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
 
+    def rewind(self) -> None:
+        """Read from the start again (after a failed append, to rebuild memory)."""
+        self._offset = self._lines = 0
+
     def read_new(self) -> list[dict[str, Any]]:
         """Records appended since the last call (by anyone); call under :meth:`locked`."""
         f = self._file
@@ -160,12 +166,16 @@ class Journal:
         )
 
     def append(self, records: list[dict[str, Any]]) -> None:
-        """Append records as whole lines and flush; call under :meth:`locked`."""
+        """Append one write's records as one line and flush; call under :meth:`locked`.
+
+        One line per write makes a write atomic on replay: a torn line loses the
+        whole write, never half of it (a close without the fact that closed it).
+        ASCII escapes keep any string writable, lone surrogates included.
+        """
         f = self._file
         assert f is not None
-        payload = "".join(
-            json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records
-        )
+        record = records[0] if len(records) == 1 else {"op": "batch", "records": records}
+        payload = json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n"
         if self._offset == 0 and os.fstat(f.fileno()).st_size == 0:
             payload = HEADER + payload
         data = payload.encode("utf-8")

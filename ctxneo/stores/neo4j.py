@@ -6,12 +6,14 @@ so the graph reads naturally in Neo4j Browser::
     (:Entity {ns: "default", name: "AuthModule"})-[:DEPENDS_ON {seq: 4, valid_from: 4,
         valid_to: null, speaker: "Agent_Implementer", turn_id: 9}]->(:Entity {name: "RateLimiter"})
 
-Every statement lives in ``cypher/*.cypher``. A write is one managed
-transaction (retried on transient errors): it takes the namespace's write
-lock first, reads the current facts of the keys it touches, decides
-supersession in Python (the rule both stores share), then closes and creates
-facts in one batch (UNWIND) and advances the sequence counter. Reads are
-routed as reads, one round trip per store question. Several memories share a
+Every statement lives in ``cypher/*.cypher`` (bar ``db.awaitIndexes``). A
+write is one managed transaction (retried on transient errors) that takes the
+namespace's write lock first. One fact is one statement (``remember_one``),
+which applies the supersession rule in Cypher; a batch reads the current facts
+of its keys, decides supersession in Python (the rule both stores share,
+``stores.base.supersede``), then merges entities, closes and creates with
+UNWIND and advances the counter. Reads are routed as reads, one round trip
+per store question, on a session each thread keeps open. Several memories share a
 server through namespaces: every node carries ``ns``, and clearing a memory
 deletes only its own namespace.
 """
@@ -286,6 +288,7 @@ class Neo4jStore(Store):
             # Apply the batch in order, exactly as one-at-a-time writes would.
             created: dict[int, Fact] = {}
             closes: list[dict[str, Any]] = []
+            latest: dict[int, Fact] = {}
             out: list[Fact] = []
             for new in checked:
                 multi |= {new.predicate} if new.multi else set()
@@ -298,8 +301,9 @@ class Neo4jStore(Store):
                 seq += 1
                 for old in closing:
                     live.remove(old)
+                    latest[old.seq] = old.closed_at(seq)
                     if old.seq in created:
-                        created[old.seq] = old.closed_at(seq)
+                        created[old.seq] = latest[old.seq]
                     else:
                         closes.append(
                             {"s": old.subject, "p": old.predicate, "seq": old.seq, "at": seq}
@@ -330,7 +334,8 @@ class Neo4jStore(Store):
                 )
                 self._tx(tx, "create_facts", facts=[f.to_dict() for f in created.values()])
             self._tx(tx, "set_memory", seq=seq, multi=sorted(multi), predicates=sorted(predicates))
-            return [created.get(f.seq, f) for f in out]
+            # Every fact as it now stands, closed later in this batch or not.
+            return [latest.get(f.seq, f) for f in out]
 
         return self._write(work)
 
@@ -379,8 +384,10 @@ class Neo4jStore(Store):
     def add_alias(self, phrase: str, entity: str) -> None:
         check_name(phrase, "alias phrase")
         check_name(entity, "entity")
-        self._write(
-            lambda tx: self._tx(
+
+        def work(tx: Any) -> None:
+            self._tx(tx, "lock_memory")  # like every write, under the namespace lock
+            self._tx(
                 tx,
                 "add_alias",
                 entity=entity,
@@ -388,7 +395,8 @@ class Neo4jStore(Store):
                 entity_search=self._search(entity),
                 phrase_search=self._search(phrase),
             )
-        )
+
+        self._write(work)
 
     def execute(self, statements: Iterable[str], progress: Any = lambda: None) -> int:
         """Run Cypher statements in order, each in its own managed write transaction.
@@ -431,7 +439,7 @@ class Neo4jStore(Store):
     def vocabulary(
         self, keys: Sequence[str], limit: int = MAX_CANDIDATES
     ) -> tuple[list[EntityHit], list[str]]:
-        terms = sorted({f"{self._tag}_{k}" for k in keys if k})
+        terms = _terms(self._tag, keys)
         if not terms:
             return [], self.predicates()
         (row,) = self._read("vocabulary", query=" OR ".join(terms), limit=limit)
@@ -439,7 +447,7 @@ class Neo4jStore(Store):
         return hits, sorted(row["predicates"])
 
     def find_entities(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> list[EntityHit]:
-        terms = sorted({f"{self._tag}_{k}" for k in keys if k})
+        terms = _terms(self._tag, keys)
         if not terms:
             return []
         rows = self._read("find_entities", query=" OR ".join(terms), limit=limit)
@@ -507,6 +515,16 @@ class Neo4jStore(Store):
     def stats(self) -> dict[str, int]:
         (row,) = self._read("stats")
         return {k: row[k] for k in ("facts", "current_facts", "entities", "predicates", "last_seq")}
+
+
+#: Lucene refuses queries of more than 1,024 clauses; a question never needs as many.
+MAX_TERMS = 512
+
+
+def _terms(tag: str, keys: Sequence[str]) -> list[str]:
+    """Index terms for ``keys``, longest (most specific) first when they must be cut."""
+    unique = sorted({k for k in keys if k}, key=lambda k: (-len(k), k))[:MAX_TERMS]
+    return sorted(f"{tag}_{k}" for k in unique)
 
 
 def _reason(e: BaseException) -> str:

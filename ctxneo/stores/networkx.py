@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 import networkx as nx
 
-from ctxneo.errors import JournalError
+from ctxneo.errors import JournalError, StoreError
 from ctxneo.model import Fact, NewFact, check_name, check_predicate
 from ctxneo.stores.base import (
     MAX_CANDIDATES,
@@ -95,6 +95,7 @@ class NetworkXStore(Store):
         self.facts_current = 0
         self._journal: Journal | None = None
         self._lock = threading.RLock()
+        self._closed = False
         if self.path is not None:
             self._journal = Journal(self.path)
             self._journal.open()
@@ -105,15 +106,21 @@ class NetworkXStore(Store):
 
     def _sync(self) -> None:
         """Apply what other processes appended to the journal since we last read it."""
+        if self._closed:
+            raise StoreError("this memory is closed")
         if self._journal is not None:
             with self._journal.locked():
                 self._apply(self._journal.read_new())
 
     def _apply(self, records: list[dict[str, Any]]) -> None:
         for r in records:
-            op = r["op"]
+            op = r.get("op")
             try:
-                if op == "fact":
+                if op == "batch":
+                    self._apply(r["records"])
+                elif op == "clear":
+                    self._reset()
+                elif op == "fact":
                     self._insert(record_fact(r))
                 elif op == "close":
                     self._close(self._find(r["s"], r["p"], r["seq"]), r["at"])
@@ -129,14 +136,27 @@ class NetworkXStore(Store):
                 raise JournalError(f"{self.path}: bad {op!r} record {r}: {e}") from e
 
     def _write(self, records: list[dict[str, Any]], change: Any) -> Any:
-        """Run ``change`` (which mutates memory) and journal its records atomically."""
+        """Run ``change`` (which mutates memory) and journal its records as one line.
+
+        If the journal cannot take them, memory is rebuilt from the journal, so
+        it never holds what the file does not.
+        """
+        if self._closed:
+            raise StoreError("this memory is closed")
         if self._journal is None:
             return change()
-        with self._journal.locked():
-            self._apply(self._journal.read_new())
+        journal = self._journal
+        with journal.locked():
+            self._apply(journal.read_new())
             result = change()
             if records:
-                self._journal.append(records)
+                try:
+                    journal.append(records)
+                except JournalError:
+                    self._reset()
+                    journal.rewind()
+                    self._apply(journal.read_new())
+                    raise
             return result
 
     # -- in-memory structures -------------------------------------------------
@@ -186,6 +206,10 @@ class NetworkXStore(Store):
         return closed
 
     def _alias(self, phrase: str, entity: str) -> None:
+        if entity not in self.graph._succ:  # an alias names an entity, facts or not
+            self.graph.add_node(entity)
+            for key in index_keys(entity):
+                self.postings[key][entity] = None
         owners = self._aliases.setdefault(entity, [])
         if phrase not in owners:
             owners.append(phrase)
@@ -300,6 +324,11 @@ class NetworkXStore(Store):
 
     @_locked
     def clear(self) -> None:
+        # Journaled as a record, not a truncation: other processes sharing the
+        # file read it and clear too.
+        self._write([{"op": "clear"}], self._reset)
+
+    def _reset(self) -> None:
         self.graph.clear()
         self.by_key.clear()
         self.by_predicate.clear()
@@ -307,11 +336,6 @@ class NetworkXStore(Store):
         self._aliases.clear()
         self.multi.clear()
         self.seq = self.facts_total = self.facts_current = 0
-        if self._journal is not None:
-            with self._journal.locked():
-                assert self._journal._file is not None
-                self._journal._file.truncate(0)
-                self._journal._offset = self._journal._lines = 0
 
     # -- reads ----------------------------------------------------------------
 
@@ -443,6 +467,6 @@ class NetworkXStore(Store):
 
     @_locked
     def close(self) -> None:
+        self._closed = True
         if self._journal is not None:
             self._journal.close()
-            self._journal = None
