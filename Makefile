@@ -12,7 +12,7 @@ $(BIN)/ctxneo: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("ctxneo needs Python 3.11 or newer, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,neo4j-fast]'
+	$(BIN)/python -m pip install --quiet -e '.[test,neo4j-fast,docker]'
 	@touch $@
 
 ## Run the benchmark (raw dump vs TF-IDF RAG vs context graph) on the embedded store.
