@@ -129,6 +129,13 @@ def test_literals_escape_everything_that_could_end_a_string() -> None:
     ]
 
 
+def cli_for(server: Any) -> CliRunner:
+    """A CLI runner that reaches ``server`` only through the options a test passes."""
+    return CliRunner(
+        env={"NEO4J_URI": None, "NEO4J_USER": server.user, "NEO4J_PASSWORD": server.password}
+    )
+
+
 def test_cli_export_load_and_back(neo4j_server: Any, tmp_path: Path) -> None:
     journal = tmp_path / "m.jsonl"
     with Memory.open(journal) as m:
@@ -136,12 +143,7 @@ def test_cli_export_load_and_back(neo4j_server: Any, tmp_path: Path) -> None:
         m.remember("Svc; DROP", "OWNED_BY", "Team B")
     namespace = f"cli-{uuid.uuid4().hex}"
     script = tmp_path / "m.cypher"
-    env = {
-        "NEO4J_URI": None,
-        "NEO4J_USER": neo4j_server.user,
-        "NEO4J_PASSWORD": neo4j_server.password,
-    }
-    runner = CliRunner(env=env)
+    runner = cli_for(neo4j_server)
     result = runner.invoke(
         main, ["export", "--store", str(journal), "--namespace", namespace, "-o", str(script)]
     )
@@ -180,12 +182,7 @@ def test_load_refuses_a_namespace_that_already_holds_a_memory(
     with Memory.open(journal) as m:
         m.remember("A", "OWNED_BY", "B")
     script = tmp_path / "m.cypher"
-    env = {
-        "NEO4J_URI": None,
-        "NEO4J_USER": neo4j_server.user,
-        "NEO4J_PASSWORD": neo4j_server.password,
-    }
-    runner = CliRunner(env=env)
+    runner = cli_for(neo4j_server)
     assert (
         runner.invoke(
             main, ["export", "--store", str(journal), "--namespace", namespace, "-o", str(script)]
