@@ -26,7 +26,7 @@ order.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ctxneo.linking import (
     STATED,
@@ -42,7 +42,7 @@ from ctxneo.linking import (
     read_question,
     word_match,
 )
-from ctxneo.model import UNKNOWN, Answer, Fact
+from ctxneo.model import UNKNOWN, Answer, Fact, Reading
 from ctxneo.stores.base import Store
 from ctxneo.text import is_identifier, name_stems
 
@@ -98,8 +98,26 @@ class Answerer:
         self.store = store
         self.lexicon = lexicon or Lexicon.default()
 
-    def ask(self, text: str, *, speaker: str | None = None, as_of: int | None = None) -> Answer:
+    def ask(
+        self,
+        text: str,
+        *,
+        speaker: str | None = None,
+        as_of: int | None = None,
+        k: int = 1,
+        min_confidence: float | None = None,
+        max_tokens: int | None = None,
+        topic: str | None = None,
+    ) -> Answer:
         """Answer ``text``; ``speaker`` resolves "I"/"my"; ``as_of`` reads the past."""
+        # Interim: the readings, confidence and abstention arrive with the new pipeline.
+        found = self._ask(text, speaker=speaker, as_of=as_of)
+        if not found.known:
+            return replace(found, reason=found.reading.removeprefix("unknown: "))
+        reading = Reading(found.answer, found.values, found.evidence, 1.0, found.reading)
+        return replace(found, confidence=1.0, readings=(reading,))
+
+    def _ask(self, text: str, *, speaker: str | None = None, as_of: int | None = None) -> Answer:
         q = read_question(text)
         hits, vocabulary = self.store.vocabulary(lookup_keys(q), limit=CANDIDATES)
         links = link_entities(q, hits)

@@ -110,15 +110,45 @@ class Memory:
 
     # -- reads --------------------------------------------------------------------
 
-    def ask(self, question: str, *, speaker: str | None = None, as_of: int | None = None) -> Answer:
-        """Answer a question from the graph (``UNKNOWN`` when memory has no answer).
+    def ask(
+        self,
+        question: str,
+        *,
+        speaker: str | None = None,
+        as_of: int | None = None,
+        k: int = 1,
+        min_confidence: float | None = None,
+        max_tokens: int | None = None,
+        topic: str | None = None,
+    ) -> Answer:
+        """Answer a question from the graph (``UNKNOWN``, with the reason, when memory
+        does not hold an answer it is sure enough of).
 
         Args:
             question: the question text; nothing else about it is used.
             speaker: who asks (resolves "I", "my").
             as_of: answer as the memory stood at this sequence number.
+            k: how many readings to return in ``Answer.readings`` and the context.
+            min_confidence: answer only at or above this confidence (default
+                :data:`ctxneo.answering.DEFAULT_MIN_CONFIDENCE`); below it the
+                answer is ``UNKNOWN`` and the reading is offered as ``candidate``.
+            max_tokens: a budget for ``Answer.context`` (whole facts are dropped
+                from the lowest reading up to fit it).
+            topic: the entity the question is about, when the caller knows it
+                (it is then the only anchor).
+
+        Raises:
+            InvalidFactError: an argument has the wrong type or range.
         """
-        return self._answerer.ask(question, speaker=speaker, as_of=as_of)
+        return self._answerer.ask(
+            question,
+            speaker=speaker,
+            as_of=as_of,
+            k=k,
+            min_confidence=min_confidence,
+            max_tokens=max_tokens,
+            topic=topic,
+        )
 
     def current(self, subject: str, predicate: str | None = None) -> list[Fact]:
         """The current facts of ``subject`` (and ``predicate``), oldest first."""

@@ -162,13 +162,46 @@ class Scenario:
 
 
 @dataclass(frozen=True, slots=True)
+class Reading:
+    """One way of reading a question and the answer it gives.
+
+    ``confidence`` is the calibrated probability that the answer is right;
+    ``reading`` names the path shape (``one-hop``, ``two-hop``, ``sibling``,
+    ``history:first``, ``provenance``...).
+    """
+
+    answer: str
+    values: tuple[str, ...]
+    evidence: tuple[Fact, ...]
+    confidence: float
+    reading: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "answer": self.answer,
+            "values": list(self.values),
+            "confidence": self.confidence,
+            "reading": self.reading,
+            "evidence": [f.to_dict() for f in self.evidence],
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
     """What the answerer returns for a question.
 
-    ``answer`` is ``UNKNOWN`` when the memory holds nothing that answers it;
-    ``evidence`` is the path of facts used; ``context`` is what an LLM would be
-    sent (the question and the evidence, compact); ``reading`` says how the
-    question was read (e.g. ``two-hop``, ``history:first``, ``provenance``).
+    ``answer`` is ``UNKNOWN`` when the memory does not hold an answer the
+    answerer is sure enough of, and ``reason`` then says why in one line (no
+    entity, no relation, the entity has no such fact, the value was
+    retracted, too unsure). ``values`` lists every value (several for a
+    multi-valued relation); ``answer`` renders them unambiguously (see
+    :func:`render_values`). ``confidence`` is the calibrated probability that
+    the answer is right. ``evidence`` is the path of facts used; ``readings``
+    are the best readings found, best first (the answer's own first, when
+    known); ``candidate`` is the best reading rejected when the answer is
+    ``UNKNOWN``, offered to the caller, never as the answer. ``context`` is
+    what an LLM would be sent: the question and the readings' evidence, within
+    the token budget asked for. ``reading`` says how the question was read.
     """
 
     question: str
@@ -177,10 +210,54 @@ class Answer:
     context: str = ""
     reading: str = ""
     values: tuple[str, ...] = field(default=())
+    confidence: float = 0.0
+    reason: str = ""
+    readings: tuple[Reading, ...] = ()
+    candidate: Reading | None = None
 
     @property
     def known(self) -> bool:
         return self.answer != UNKNOWN
 
+    def line(self) -> str:
+        """The answer in one line, with its confidence or the reason it is unknown."""
+        if not self.known:
+            return f"{UNKNOWN}: {self.reason}" if self.reason else UNKNOWN
+        return f"{self.answer}  (confidence {self.confidence:.2f})"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "question": self.question,
+            "answer": self.answer,
+            "values": list(self.values),
+            "confidence": self.confidence,
+            "reason": self.reason,
+            "reading": self.reading,
+            "evidence": [f.to_dict() for f in self.evidence],
+            "readings": [r.to_dict() for r in self.readings],
+            "candidate": None if self.candidate is None else self.candidate.to_dict(),
+            "context": self.context,
+        }
+
 
 UNKNOWN = "UNKNOWN"
+
+#: How several values are printed: joined by this, each quoted when it holds it.
+VALUE_SEPARATOR = "; "
+
+
+def render_values(values: tuple[str, ...] | list[str]) -> str:
+    """Several values as one unambiguous string.
+
+    Values are joined with ``"; "``; a value that holds a semicolon, a double
+    quote or leading/trailing spaces is written as a JSON string, so the list
+    can always be read back (names may hold commas: "Gates, Bill").
+    """
+    import json
+
+    if len(values) == 1:
+        return values[0]
+    return VALUE_SEPARATOR.join(
+        json.dumps(v, ensure_ascii=False) if (";" in v or '"' in v or v != v.strip()) else v
+        for v in values
+    )
