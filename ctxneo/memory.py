@@ -38,6 +38,7 @@ class Memory:
         database: str | None = None,
         namespace: str = "default",
         lexicon: Lexicon | None = None,
+        create: bool = True,
     ) -> Memory:
         """Open a memory.
 
@@ -48,6 +49,8 @@ class Memory:
                 when given, the memory lives in Neo4j instead.
             user, password, database: Neo4j credentials and database name.
             namespace: the Neo4j namespace this memory lives in.
+            create: make the journal when it does not exist; ``False`` for a
+                caller that only reads (a missing file is then a ``JournalError``).
 
         Raises:
             JournalError: the journal cannot be read.
@@ -65,7 +68,7 @@ class Memory:
         else:
             from ctxneo.stores.networkx import NetworkXStore
 
-            store = NetworkXStore(path)
+            store = NetworkXStore(path, create=create)
         return cls(store, lexicon=lexicon)
 
     # -- writes -----------------------------------------------------------------

@@ -131,3 +131,10 @@ def test_a_write_of_several_changes_is_one_line(tmp_path: Path) -> None:
         m.remember("T", "HAS_PRIORITY", "critical")  # closes one fact and adds one
     last = json.loads(path.read_text().splitlines()[-1])
     assert last["op"] == "batch" and [r["op"] for r in last["records"]] == ["close", "fact"]
+
+
+def test_reading_a_missing_journal_is_an_error_and_creates_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "absent" / "memory.jsonl"
+    with pytest.raises(JournalError, match="no memory at"):
+        Memory.open(path, create=False)
+    assert not path.parent.exists()

@@ -76,12 +76,18 @@ class FactGraph(nx.DiGraph):  # type: ignore[misc]
 
 
 class NetworkXStore(Store):
-    """In-process store; with ``path`` every change is appended to a journal."""
+    """In-process store; with ``path`` every change is appended to a journal.
+
+    With ``create=False`` a missing journal is an error instead of a new file.
+    """
 
     backend = "networkx"
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, *, create: bool = True) -> None:
         self.path = Path(path) if path is not None else None
+        if self.path is not None and not create and not self.path.exists():
+            # Reading a memory that is not there is a mistake to report, not a file to make.
+            raise JournalError(f"no memory at {self.path}: nothing has been remembered there")
         self.graph = FactGraph()
         self.by_key: dict[tuple[str, str], list[Fact]] = {}
         self.by_predicate: dict[str, list[tuple[str, int]]] = {}
