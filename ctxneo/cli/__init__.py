@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ctxneo import __version__
-from ctxneo.cli import bench_cmds, export_cmds, memory_cmds, neo4j_cmds
+from ctxneo.cli import bench_cmds, export_cmds, memory_cmds, neo4j_cmds, serve_cmds
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -24,5 +24,6 @@ for command in [
     *bench_cmds.COMMANDS,
     *export_cmds.COMMANDS,
     *neo4j_cmds.COMMANDS,
+    *serve_cmds.COMMANDS,
 ]:
     main.add_command(command)

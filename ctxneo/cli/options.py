@@ -94,15 +94,8 @@ def store_options(f: F) -> F:
     )(f)  # type: ignore[return-value]
 
 
-def open_memory(
-    store_path: Path | None,
-    uri: str | None,
-    user: str,
-    password: str | None,
-    database: str | None,
-    namespace: str,
-) -> Memory:
-    """Open the memory the options name.
+def memory_location(store_path: Path | None, uri: str | None) -> tuple[Path | None, str | None]:
+    """Which of --store and --uri names the memory: exactly one of the pair comes back.
 
     Raises:
         click.UsageError: neither or both of --store and --uri are given.
@@ -124,6 +117,23 @@ def open_memory(
         raise click.UsageError(
             "say where the memory lives: --store FILE (an embedded journal) or --uri URI (Neo4j)"
         )
+    return store_path, uri
+
+
+def open_memory(
+    store_path: Path | None,
+    uri: str | None,
+    user: str,
+    password: str | None,
+    database: str | None,
+    namespace: str,
+) -> Memory:
+    """Open the memory the options name.
+
+    Raises:
+        click.UsageError: neither or both of --store and --uri are given.
+    """
+    store_path, uri = memory_location(store_path, uri)
     if store_path is not None:
         return Memory.open(store_path)
     return Memory.open(

@@ -1,0 +1,186 @@
+"""What the MCP tools return: typed, bounded results built from ctxneo's own values.
+
+These pydantic models become each tool's ``outputSchema`` and its
+``structuredContent``, so an agent gets the same field names from every
+tool. Every list in them is cut at a limit, and the count of what was cut is
+returned beside it (``*_omitted``), so no call can flood a context window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from ctxneo.model import Answer, Fact, Reading, render_values
+
+
+class FactOut(BaseModel):
+    """One stored fact, with where it came from and when it held."""
+
+    subject: str
+    predicate: str
+    object: str
+    seq: int = Field(description="The sequence number of the write that stored it.")
+    valid_from: int = Field(description="The sequence number from which it held.")
+    valid_to: int | None = Field(
+        description="The sequence number of the write that superseded or retracted it; "
+        "null while it is current."
+    )
+    current: bool = Field(description="Whether it holds now (valid_to is null).")
+    speaker: str | None = Field(description="Who stated it.")
+    turn: int | None = Field(description="The conversation turn at which it was stated.")
+    fact_id: str | None = Field(description="The caller's own id for it, if one was given.")
+
+    @classmethod
+    def of(cls, fact: Fact) -> FactOut:
+        return cls(
+            subject=fact.subject,
+            predicate=fact.predicate,
+            object=fact.object,
+            seq=fact.seq,
+            valid_from=fact.valid_from,
+            valid_to=fact.valid_to,
+            current=fact.valid_to is None,
+            speaker=fact.speaker,
+            turn=fact.turn_id,
+            fact_id=fact.fact_id,
+        )
+
+
+def bounded(facts: Sequence[Fact], limit: int) -> tuple[list[FactOut], int]:
+    """The first ``limit`` facts and how many were left out."""
+    return [FactOut.of(f) for f in facts[:limit]], max(0, len(facts) - limit)
+
+
+class StoredFact(BaseModel):
+    """A fact a write asked for, as it now stands."""
+
+    fact: FactOut
+    unchanged: bool = Field(
+        description="True when this value was already current: nothing was written for it."
+    )
+
+
+class RememberResult(BaseModel):
+    """What one ``remember`` stored and what it closed."""
+
+    stored: FactOut = Field(description="The fact as stored (the existing one when unchanged).")
+    unchanged: bool = Field(description="True when the value was already current.")
+    closed: list[FactOut] = Field(
+        description="The values this write superseded; they stay in the history."
+    )
+
+
+class RememberManyResult(BaseModel):
+    """What ``remember_many`` stored and what it closed."""
+
+    stored: list[StoredFact] = Field(description="One entry per fact given, in order.")
+    closed: list[FactOut] = Field(
+        description="Facts that were current before this call and are now superseded by it."
+    )
+    closed_omitted: int = Field(description="How many more closed facts were left out.")
+
+
+class ReadingOut(BaseModel):
+    """One way of reading the question and the answer it gives."""
+
+    answer: str
+    values: list[str]
+    values_omitted: int
+    confidence: float = Field(ge=0.0, le=1.0)
+    reading: str = Field(description="The path shape: one-hop, two-hop, history:first, ...")
+    evidence: list[FactOut]
+    evidence_omitted: int
+
+    @classmethod
+    def of(cls, reading: Reading, limit: int) -> ReadingOut:
+        evidence, evidence_omitted = bounded(reading.evidence, limit)
+        values = list(reading.values)
+        return cls(
+            answer=_bounded_answer(reading.answer, values, limit),
+            values=values[:limit],
+            values_omitted=max(0, len(values) - limit),
+            confidence=reading.confidence,
+            reading=reading.reading,
+            evidence=evidence,
+            evidence_omitted=evidence_omitted,
+        )
+
+
+class AskResult(BaseModel):
+    """An answer from the graph with the facts that support it."""
+
+    question: str
+    answer: str = Field(description="The value(s), joined by '; ', or UNKNOWN.")
+    known: bool = Field(description="False when answer is UNKNOWN.")
+    values: list[str] = Field(description="Each value of the answer (several when multi-valued).")
+    values_omitted: int = Field(description="How many more values were left out (see limit).")
+    confidence: float = Field(ge=0.0, le=1.0, description="How likely the answer is right, 0-1.")
+    reason: str = Field(description="Why the answer is UNKNOWN, in one line (empty otherwise).")
+    reading: str = Field(description="How the question was read (one-hop, two-hop, ...).")
+    evidence: list[FactOut] = Field(
+        description="The facts walked to the answer, with speaker, turn and seq."
+    )
+    evidence_omitted: int = Field(description="How many more evidence facts were left out.")
+    readings: list[ReadingOut] = Field(description="The best readings found, best first (<= k).")
+    candidate: ReadingOut | None = Field(
+        description="When UNKNOWN: the best reading that was rejected as too unsure. "
+        "A guess to verify, never an answer."
+    )
+    context: str = Field(
+        description="The question and the evidence as compact lines, to quote to an LLM."
+    )
+
+    @classmethod
+    def of(cls, answer: Answer, limit: int) -> AskResult:
+        evidence, evidence_omitted = bounded(answer.evidence, limit)
+        values = list(answer.values)
+        return cls(
+            question=answer.question,
+            answer=_bounded_answer(answer.answer, values, limit),
+            known=answer.known,
+            values=values[:limit],
+            values_omitted=max(0, len(values) - limit),
+            confidence=answer.confidence,
+            reason=answer.reason,
+            reading=answer.reading,
+            evidence=evidence,
+            evidence_omitted=evidence_omitted,
+            readings=[ReadingOut.of(r, limit) for r in answer.readings],
+            candidate=None if answer.candidate is None else ReadingOut.of(answer.candidate, limit),
+            context=answer.context,
+        )
+
+
+def _bounded_answer(answer: str, values: list[str], limit: int) -> str:
+    # A multi-valued answer renders every value; past the limit it renders the kept ones.
+    return render_values(values[:limit]) if len(values) > limit else answer
+
+
+class FactList(BaseModel):
+    """A bounded list of facts."""
+
+    facts: list[FactOut]
+    omitted: int = Field(description="How many more matching facts were left out (see limit).")
+    omitted_exact: bool = Field(
+        description="False when there were too many to count: omitted is then a lower bound."
+    )
+
+
+class RetractResult(BaseModel):
+    """The values a retraction closed."""
+
+    closed: list[FactOut] = Field(description="The facts closed; they stay in the history.")
+    closed_omitted: int = Field(description="How many more closed facts were left out.")
+
+
+class StatsResult(BaseModel):
+    """Counts for the memory this server serves."""
+
+    memory: str = Field(description="Which memory: a journal file or a Neo4j URI and namespace.")
+    facts: int = Field(description="Facts stored, current and closed.")
+    current_facts: int
+    entities: int
+    predicates: int
+    last_seq: int = Field(description="The latest sequence number; use it as as_of to pin a read.")

@@ -1,0 +1,488 @@
+"""The MCP server: ctxneo's memory as tools an agent calls (``ctxneo serve``).
+
+Built on the official ``mcp`` SDK (2.x, ``MCPServer``). Every tool is a thin
+layer over :class:`ctxneo.Memory`: typed parameters in, a bounded pydantic
+result out (see :mod:`ctxneo.mcp_results`). A ctxneo error becomes a tool
+error whose text is the CLI's one line (``Error: ...``), and so does an
+argument that fails its schema; the server itself never stops on a call.
+
+The memory is opened lazily and opened again after a failure, so a server
+started while Neo4j is down answers each call with an error naming the URI and
+starts working once Neo4j is up. Several server processes may share one
+journal (one per MCP client): the embedded store reads what the others
+appended before every read and write.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError
+
+from ctxneo import __version__
+from ctxneo.errors import CtxneoError, InvalidFactError
+from ctxneo.mcp_results import (
+    AskResult,
+    FactList,
+    FactOut,
+    RememberManyResult,
+    RememberResult,
+    RetractResult,
+    StatsResult,
+    StoredFact,
+    bounded,
+)
+from ctxneo.memory import Memory
+from ctxneo.model import Fact, NewFact
+from ctxneo.text import index_keys
+
+log = logging.getLogger("ctxneo.mcp")
+
+#: Lists come back at most this long unless the caller asks for more...
+DEFAULT_LIMIT = 20
+#: ...and never longer than this.
+MAX_LIMIT = 200
+#: Facts one ``remember_many`` call may carry.
+MAX_BATCH = 200
+#: Readings one ``ask`` may return.
+MAX_K = 10
+#: The token budget of an answer's context unless the caller sets one.
+DEFAULT_MAX_TOKENS = 2_000
+#: How far ``facts`` counts past its limit before reporting a lower bound.
+COUNT_CAP = 5_000
+
+INSTRUCTIONS = """\
+ctxneo is a shared memory of facts for agents. Store each decision as one fact
+(subject, predicate, object) with remember, saying who you are (speaker) and the
+turn; read with ask (a question in plain words, answered from the facts with the
+evidence), facts (what touches an entity), history (every value a subject had).
+A subject and predicate hold one current value: stating a new one supersedes the
+old, which stays in the history. Use multi=true for predicates that hold many
+values (DEPENDS_ON). Predicates are identifiers like OWNED_BY. Answers may be
+UNKNOWN with a reason; nothing is ever made up. Other agents write to the same
+memory: ask again rather than trusting what you read earlier."""
+
+# -- parameters -----------------------------------------------------------------
+
+
+def _not_bool(value: object) -> object:
+    # JSON true/false would otherwise pass as the numbers 1 and 0.
+    if isinstance(value, bool):
+        raise ValueError("expected a number, not true or false")
+    return value
+
+
+Number = BeforeValidator(_not_bool)
+
+Subject = Annotated[
+    str,
+    Field(
+        description="The entity the fact is about, e.g. Service_Checkout. Stored literally: "
+        "spell an entity the same way every time."
+    ),
+]
+Predicate = Annotated[
+    str,
+    Field(
+        description="The relation, an identifier: letters, digits and underscores, starting "
+        "with a letter, e.g. OWNED_BY, DEPENDS_ON, USES_DATABASE."
+    ),
+]
+Object = Annotated[
+    str, Field(description="The value or the other entity, e.g. Payments_Team. Stored literally.")
+]
+Speaker = Annotated[
+    str | None, Field(description="Who states it: your agent name, e.g. Agent_Planner.")
+]
+Turn = Annotated[
+    Annotated[int, Number] | None,
+    Field(description="The conversation turn or step at which it was stated."),
+]
+Multi = Annotated[
+    bool,
+    Field(
+        description="The predicate holds many values at once (DEPENDS_ON, HAS_MEMBER): values "
+        "accumulate instead of replacing each other. Once given, the predicate stays "
+        "multi-valued in this memory."
+    ),
+]
+AsOf = Annotated[
+    Annotated[int, Field(ge=0), Number] | None,
+    Field(
+        description="Read the memory as it stood right after write number as_of (a seq from "
+        "any fact, or last_seq from stats). Omit for now.",
+    ),
+]
+Limit = Annotated[
+    int,
+    Field(ge=1, le=MAX_LIMIT, description=f"At most this many items (1-{MAX_LIMIT})."),
+    Number,
+]
+
+
+class FactIn(BaseModel):
+    """One fact for remember_many."""
+
+    subject: Subject
+    predicate: Predicate
+    object: Object
+    speaker: Speaker = None
+    turn: Turn = None
+    multi: Multi = False
+
+
+# -- descriptions -----------------------------------------------------------------
+
+REMEMBER = """\
+Store one fact or decision as (subject, predicate, object), with who stated it
+(speaker) and when (turn). Names are stored literally; no LLM is called and
+nothing is inferred.
+
+Supersession: a (subject, predicate) holds one current value. A new value
+closes the current one, which stays in the history (see history); the result
+lists what was closed. Re-stating the current value changes nothing
+(unchanged=true). With multi=true the predicate holds many values at once and
+they accumulate until retracted.
+
+Returns the stored fact with its sequence number (seq) and the closed facts."""
+
+REMEMBER_MANY = f"""\
+Store several facts in one call (at most {MAX_BATCH}) with exactly the meaning of
+calling remember for each in order: a later fact supersedes an earlier one with
+the same subject and predicate unless multi. Every fact is checked before any is
+written: one bad fact stores nothing.
+
+Returns each fact as stored (unchanged=true when it was already current) and the
+facts that were current before the call and are now closed."""
+
+ASK = """\
+Answer a question in plain words from the stored facts, with no LLM call: one
+fact ("What database does Project Atlas use?"), a join of two facts ("Which team
+owns the service that checkout depends on?"), history ("What was it
+originally?") or provenance ("Who decided it?").
+
+Returns the answer with its confidence (0-1), the evidence (the facts walked,
+each with speaker, turn and seq), the best readings (up to k) and a context
+(question plus evidence as compact lines, to quote). When the memory does not
+hold an answer it is sure of, answer is UNKNOWN and reason says why; candidate
+may offer the best rejected reading: a lead to check, not a fact.
+
+as_of answers as the memory stood after that write; speaker is who asks
+(resolves "I" and "my")."""
+
+FACTS = """\
+List the facts that touch one entity, as subject or as object, newest first.
+Current facts only unless history=true, which adds the superseded and
+retracted ones (valid_to set). as_of gives the facts as they stood after that
+write.
+
+At most `limit` facts are returned; `omitted` says how many more matched. An
+entity that is not in the memory is an error naming similar entities."""
+
+HISTORY = """\
+Every value a subject has had, oldest first, current and closed: when each
+became current (valid_from), when it was superseded or retracted (valid_to,
+null while current), who stated it and at which turn. Give predicate to follow
+one slot, e.g. subject=Project_Atlas predicate=USES_DATABASE.
+
+Returns the newest `limit` facts (oldest first); `omitted` counts the older
+ones left out. A subject that is not in the memory is an error naming similar
+entities."""
+
+RETRACT = """\
+Close the current value of (subject, predicate) because it no longer holds, or
+only the given object (for a multi-valued predicate). Nothing is deleted: the
+facts stay in the history with valid_to set, and a later remember can state a
+value again.
+
+Returns the closed facts; when nothing current matches it is an error."""
+
+STATS = """\
+Counts for this memory: facts (current and closed), current facts, entities,
+predicates, and last_seq, the latest write's sequence number (pass it as as_of
+to pin later reads). Also names the memory served (a journal file, or a Neo4j
+URI and namespace). On a large Neo4j memory this counts every fact."""
+
+
+def _annotations(title: str, *, writes: bool, destructive: bool = False) -> ToolAnnotations:
+    return ToolAnnotations(
+        title=title,
+        read_only_hint=not writes,
+        # Supersession closes a value, it does not delete it: only retract takes
+        # a value out of the current view.
+        destructive_hint=destructive,
+        idempotent_hint=True,
+        open_world_hint=False,
+    )
+
+
+# -- the memory behind the tools ---------------------------------------------------
+
+
+class MemoryHandle:
+    """The memory the tools use: opened on first use, and again after a failed open.
+
+    Args:
+        opener: makes the memory (``Memory.open(...)`` with the server's options).
+        name: how the memory is named to agents (never holds a password).
+    """
+
+    def __init__(self, opener: Callable[[], Memory], name: str) -> None:
+        self._opener = opener
+        self.name = name
+        self._memory: Memory | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Memory:
+        """The open memory.
+
+        Raises:
+            CtxneoError: it cannot be opened (the same error on every call until it can).
+        """
+        with self._lock:
+            if self._memory is None:
+                self._memory = self._opener()
+            return self._memory
+
+    def close(self) -> None:
+        with self._lock:
+            if self._memory is not None:
+                self._memory.close()
+                self._memory = None
+
+
+class CtxneoMCPServer(MCPServer):
+    """``MCPServer`` whose tool errors read like the CLI's: ``Error: <one line>``."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as e:
+            cause = e.__cause__
+            if isinstance(cause, CtxneoError):
+                raise ToolError(f"Error: {cause}") from cause
+            if isinstance(cause, ValidationError):
+                raise ToolError(f"Error: {arguments_error(name, cause)}") from cause
+            raise
+
+
+def arguments_error(tool: str, error: ValidationError) -> str:
+    """A schema failure in one line: each bad argument, what was wrong, what was given."""
+    problems = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        given = "" if item["type"] == "missing" else f" (got {item.get('input')!r:.80})"
+        problems.append(f"{where}: {item['msg']}{given}")
+    return f"invalid arguments for {tool}: " + "; ".join(problems)
+
+
+def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServer:
+    """An MCP server whose tools read and write the memory behind ``handle``."""
+    server = CtxneoMCPServer(
+        "ctxneo",
+        title="ctxneo memory",
+        description="A shared context-graph memory: facts with provenance and history.",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        log_level=log_level,  # type: ignore[arg-type]
+    )
+
+    @server.tool(description=REMEMBER, annotations=_annotations("Remember a fact", writes=True))
+    def remember(
+        subject: Subject,
+        predicate: Predicate,
+        object: Object,
+        speaker: Speaker = None,
+        turn: Turn = None,
+        multi: Multi = False,
+    ) -> RememberResult:
+        (stored,), closed = _write(
+            handle.get(), [NewFact(subject, predicate, object, speaker, turn, None, multi)]
+        )
+        return RememberResult(stored=stored.fact, unchanged=stored.unchanged, closed=closed)
+
+    @server.tool(
+        description=REMEMBER_MANY,
+        annotations=_annotations("Remember several facts", writes=True),
+    )
+    def remember_many(
+        facts: Annotated[
+            list[FactIn],
+            Field(min_length=1, max_length=MAX_BATCH, description="The facts, in order."),
+        ],
+    ) -> RememberManyResult:
+        stored, closed = _write(
+            handle.get(),
+            [
+                NewFact(f.subject, f.predicate, f.object, f.speaker, f.turn, None, f.multi)
+                for f in facts
+            ],
+        )
+        return RememberManyResult(
+            stored=stored, closed=closed[:MAX_LIMIT], closed_omitted=max(0, len(closed) - MAX_LIMIT)
+        )
+
+    @server.tool(description=ASK, annotations=_annotations("Ask the memory", writes=False))
+    def ask(
+        question: Annotated[str, Field(description="The question, in plain words.")],
+        speaker: Annotated[
+            str | None, Field(description="Who asks: resolves 'I' and 'my' to this name.")
+        ] = None,
+        as_of: AsOf = None,
+        k: Annotated[
+            int,
+            Field(ge=1, le=MAX_K, description=f"How many readings to return (1-{MAX_K})."),
+            Number,
+        ] = 1,
+        min_confidence: Annotated[
+            Annotated[float, Field(ge=0.0, le=1.0), Number] | None,
+            Field(
+                description="Answer only at or above this confidence (0-1); below it the answer "
+                "is UNKNOWN and the reading is offered as candidate.",
+            ),
+        ] = None,
+        max_tokens: Annotated[
+            int,
+            Field(ge=16, le=100_000, description="A token budget for the context."),
+            Number,
+        ] = DEFAULT_MAX_TOKENS,
+        topic: Annotated[
+            str | None,
+            Field(description="The entity the question is about, when you know it exactly."),
+        ] = None,
+        limit: Annotated[
+            int,
+            Field(
+                ge=1,
+                le=MAX_LIMIT,
+                description=f"At most this many values and evidence facts (1-{MAX_LIMIT}).",
+            ),
+            Number,
+        ] = DEFAULT_LIMIT,
+    ) -> AskResult:
+        answer = handle.get().ask(
+            question,
+            speaker=speaker,
+            as_of=as_of,
+            k=k,
+            min_confidence=min_confidence,
+            max_tokens=max_tokens,
+            topic=topic,
+        )
+        return AskResult.of(answer, limit)
+
+    @server.tool(description=FACTS, annotations=_annotations("Facts of an entity", writes=False))
+    def facts(
+        entity: Annotated[str, Field(description="The entity's name, exactly as stored.")],
+        as_of: AsOf = None,
+        history: Annotated[
+            bool, Field(description="Include superseded and retracted facts.")
+        ] = False,
+        limit: Limit = DEFAULT_LIMIT,
+    ) -> FactList:
+        memory = handle.get()
+        # Ask the store for more than the limit, so the count of what is left out is exact.
+        found = memory.store.facts_of([entity], as_of=as_of, history=history, limit=COUNT_CAP)
+        if as_of is not None:
+            found = [f for f in found if f.seq <= as_of]
+        if not found:
+            _require_entity(memory, entity)
+        kept, omitted = bounded(found, limit)
+        return FactList(facts=kept, omitted=omitted, omitted_exact=len(found) < COUNT_CAP)
+
+    @server.tool(
+        description=HISTORY, annotations=_annotations("History of a subject", writes=False)
+    )
+    def history(
+        subject: Annotated[str, Field(description="The subject's name, exactly as stored.")],
+        predicate: Annotated[
+            str | None, Field(description="Only this relation, e.g. USES_DATABASE.")
+        ] = None,
+        limit: Limit = DEFAULT_LIMIT,
+    ) -> FactList:
+        memory = handle.get()
+        found = memory.history(subject, predicate)
+        if not found:
+            _require_entity(memory, subject)
+        newest = found[-limit:]
+        return FactList(
+            facts=[FactOut.of(f) for f in newest],
+            omitted=len(found) - len(newest),
+            omitted_exact=True,
+        )
+
+    @server.tool(
+        description=RETRACT,
+        annotations=_annotations("Retract a value", writes=True, destructive=True),
+    )
+    def retract(
+        subject: Subject,
+        predicate: Predicate,
+        object: Annotated[
+            str | None, Field(description="Only this value; omit to close every current value.")
+        ] = None,
+        limit: Limit = DEFAULT_LIMIT,
+    ) -> RetractResult:
+        closed = handle.get().retract(subject, predicate, object)
+        if not closed:
+            what = " ".join(x for x in (subject, predicate, object) if x)
+            raise InvalidFactError(f"nothing current to retract for {what}")
+        kept, omitted = bounded(closed, limit)
+        return RetractResult(closed=kept, closed_omitted=omitted)
+
+    @server.tool(description=STATS, annotations=_annotations("Memory counts", writes=False))
+    def stats() -> StatsResult:
+        counts = handle.get().stats()
+        return StatsResult(memory=handle.name, **counts)
+
+    return server
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def _write(memory: Memory, new: list[NewFact]) -> tuple[list[StoredFact], list[FactOut]]:
+    """Write ``new`` in one batch; say which were already current and what the batch closed.
+
+    The closed facts are read back afterwards: those current before the write
+    whose ``valid_to`` is the sequence number of a fact this batch created, so a
+    concurrent writer's closures are never reported as ours.
+    """
+    keys = list(dict.fromkeys((f.subject, f.predicate) for f in new))
+    # Checked first, so a bad fact is refused before anything is read or written.
+    for fact in new:
+        fact.checked()
+    before = {key: {f.seq for f in memory.current(*key)} for key in keys}
+    written = memory.remember_many(new)
+    stored: list[StoredFact] = []
+    created: set[int] = set()
+    seen: set[int] = set()
+    for asked, fact in zip(new, written, strict=True):
+        unchanged = fact.seq in before[(asked.subject, asked.predicate)] or fact.seq in seen
+        seen.add(fact.seq)
+        if not unchanged:
+            created.add(fact.seq)
+        stored.append(StoredFact(fact=FactOut.of(fact), unchanged=unchanged))
+    closed: list[Fact] = []
+    if created:
+        for key in keys:
+            closed += [
+                f for f in memory.history(*key) if f.seq in before[key] and f.valid_to in created
+            ]
+    return stored, [FactOut.of(f) for f in sorted(closed, key=lambda f: f.seq)]
+
+
+def _require_entity(memory: Memory, name: str) -> None:
+    """Raise a clear error, with similar names, when ``name`` is in no fact of the memory."""
+    if memory.store.facts_of([name], history=True, limit=1):
+        return
+    hits = memory.store.find_entities(sorted(index_keys(name)), limit=5)
+    similar = [h.name for h in hits if h.name != name][:3]
+    hint = f"; similar: {', '.join(repr(s) for s in similar)}" if similar else ""
+    raise InvalidFactError(f"no entity {name!r} in this memory{hint}")
