@@ -9,9 +9,6 @@ no reader would take for an answer.
 
 from __future__ import annotations
 
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.metrics.pairwise import cosine_similarity
-
 from ctxneo.model import UNKNOWN, Turn
 from ctxneo.text import tokens
 
@@ -65,6 +62,11 @@ class VectorRAG:
         self.turns.append(turn)
 
     def retrieve(self, question: str) -> list[str]:
+        # Imported here: scikit-learn takes seconds to import, and every ctxneo
+        # command (an MCP server start included) loads this module.
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.metrics.pairwise import cosine_similarity
+
         chunks = [_line(t) for t in self.turns if not _is_question(t)]
         if not chunks:
             return []

@@ -1,0 +1,293 @@
+"""``ctxneo serve`` as MCP clients meet it: server processes over stdio and streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from click.testing import CliRunner
+from mcp import Client, StdioServerParameters
+
+from ctxneo.cli import main as cli
+from ctxneo.stores.networkx import NetworkXStore
+
+REPO = Path(__file__).resolve().parents[1]
+JOIN = "Which team owns the service that checkout depends on?"
+
+
+def serve(*args: str) -> list[str]:
+    return [sys.executable, "-m", "ctxneo", "serve", *args]
+
+
+def stdio_server(journal: Path) -> StdioServerParameters:
+    command = serve("--store", str(journal))
+    return StdioServerParameters(command=command[0], args=command[1:])
+
+
+def run(script: Callable[[], Awaitable[None]]) -> None:
+    try:
+        anyio.run(script)
+    except BaseExceptionGroup as group:
+        # The client's task groups wrap a failed assertion: show it bare.
+        while isinstance(group, BaseExceptionGroup) and len(group.exceptions) == 1:
+            group = group.exceptions[0]  # type: ignore[assignment]
+        raise group from None
+
+
+async def ok(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_server_processes_on_one_journal_share_one_memory_and_lose_no_write(
+    tmp_path: Path,
+) -> None:
+    journal = tmp_path / "memory.jsonl"
+    writes = 30  # through both servers at once, onto three single-valued keys
+
+    async def script() -> None:
+        async with Client(stdio_server(journal)) as a, Client(stdio_server(journal)) as b:
+            await ok(
+                a,
+                "remember",
+                subject="Service_Checkout",
+                predicate="DEPENDS_ON",
+                object="Service_Payments",
+                speaker="Agent_A",
+                turn=1,
+                multi=True,
+            )
+            # B's server sees what A's server wrote.
+            seen = await ok(b, "facts", entity="Service_Checkout")
+            assert [f["speaker"] for f in seen["facts"]] == ["Agent_A"]
+            await ok(
+                b,
+                "remember",
+                subject="Service_Payments",
+                predicate="OWNED_BY",
+                object="Payments_Team",
+                speaker="Agent_B",
+                turn=2,
+            )
+            async with anyio.create_task_group() as group:
+                for i in range(writes):
+                    group.start_soon(
+                        lambda i=i: ok(
+                            (a, b)[i % 2],
+                            "remember",
+                            subject=f"Ticket_{i % 3}",
+                            predicate="HAS_STATUS",
+                            object=f"status-{i}",
+                            speaker=("Agent_A", "Agent_B")[i % 2],
+                        )
+                    )
+
+        async with Client(stdio_server(journal)) as c:
+            answer = await ok(c, "ask", question=JOIN)
+            assert answer["answer"] == "Payments_Team"
+            said = {(f["predicate"], f["speaker"], f["turn"]) for f in answer["evidence"]}
+            assert said >= {("DEPENDS_ON", "Agent_A", 1), ("OWNED_BY", "Agent_B", 2)}
+            assert "Service_Checkout DEPENDS_ON Service_Payments" in answer["context"]
+
+            # A bad call is a tool error, and the next call works.
+            bad = await c.call_tool(
+                "remember", {"subject": "X", "predicate": "is a", "object": "Y"}
+            )
+            assert bad.is_error
+            assert bad.content[0].text.startswith("Error: invalid predicate 'is a'")  # type: ignore[union-attr]
+            stats = await ok(c, "stats")
+            assert stats["facts"] == 2 + writes and stats["last_seq"] == 2 + writes
+            assert stats["current_facts"] == 2 + 3
+
+            seqs = []
+            for key in range(3):
+                history = await ok(c, "history", subject=f"Ticket_{key}", limit=200)
+                facts = history["facts"]
+                assert len(facts) == len(range(key, writes, 3))
+                assert sum(f["current"] for f in facts) == 1
+                assert facts[-1]["current"]
+                seqs += [f["seq"] for f in facts]
+            assert len(set(seqs)) == writes
+
+    run(script)
+    # The journal replays to the same memory: one current value per key.
+    with NetworkXStore(journal) as replayed:
+        for key in range(3):
+            assert len([f for f in replayed.history(f"Ticket_{key}") if f.current]) == 1
+
+
+@pytest.mark.slow
+def test_stdio_writes_nothing_but_protocol_to_stdout(tmp_path: Path) -> None:
+    journal = tmp_path / "memory.jsonl"
+    NetworkXStore(journal).close()
+    with journal.open("a") as f:
+        f.write('{"op": "fact", "seq": 1, "s": "torn')  # a crash mid-write: warned about on open
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "facts", "arguments": {"entity": "Nobody"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {
+                "name": "remember",
+                "arguments": {"subject": "A", "predicate": "IS", "object": "B"},
+            },
+        },
+    ]
+    process = subprocess.Popen(
+        serve("--store", str(journal)),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    responses = {}
+    try:
+        for request in requests:
+            process.stdin.write(json.dumps(request) + "\n")
+            process.stdin.flush()
+            if "id" not in request:
+                continue
+            ready, _, _ = select.select([process.stdout], [], [], 60)
+            assert ready, "no answer from the server within 60 s"
+            line = process.stdout.readline()
+            message = json.loads(line)  # every line on stdout is a protocol message
+            assert message["jsonrpc"] == "2.0"
+            responses[message["id"]] = message
+        rest, errors = process.communicate(timeout=60)  # closes stdin: the client is gone
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert [json.loads(line)["jsonrpc"] for line in rest.splitlines()] == ["2.0"] * len(
+        rest.splitlines()
+    )
+    assert process.returncode == 0
+    missing = responses[2]["result"]
+    assert missing["isError"] is True
+    assert missing["content"][0]["text"] == "Error: no entity 'Nobody' in this memory"
+    stored = responses[3]["result"]
+    assert stored["structuredContent"]["stored"]["seq"] == 1
+    # The warning and the start-up line went to stderr.
+    assert "torn" in errors and f"ctxneo: serving journal {journal}" in errors
+
+
+@pytest.mark.slow
+def test_one_streamable_http_session(tmp_path: Path) -> None:
+    journal, port = tmp_path / "memory.jsonl", free_port()
+    process = subprocess.Popen(
+        serve("--store", str(journal), "--http", "--port", str(port)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.communicate()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the HTTP server did not listen in 60 s"
+                time.sleep(0.2)
+
+        async def script() -> None:
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                for subject, predicate, obj in [
+                    ("Service_Checkout", "DEPENDS_ON", "Service_Payments"),
+                    ("Service_Payments", "OWNED_BY", "Payments_Team"),
+                ]:
+                    await ok(
+                        client,
+                        "remember",
+                        subject=subject,
+                        predicate=predicate,
+                        object=obj,
+                        speaker="Agent_Http",
+                    )
+                assert (await ok(client, "ask", question=JOIN))["answer"] == "Payments_Team"
+                bad = await client.call_tool("history", {"subject": "Nobody"})
+                assert bad.is_error
+                assert (await ok(client, "stats"))["facts"] == 2
+
+        run(script)
+    finally:
+        process.terminate()
+        _, errors = process.communicate(timeout=30)
+    assert f"over streamable HTTP at http://127.0.0.1:{port}/mcp" in errors
+
+
+def test_serve_refuses_bad_options_in_one_line(tmp_path: Path) -> None:
+    runner = CliRunner(env={"NEO4J_URI": None, "CTXNEO_STORE": None})
+    store = str(tmp_path / "memory.jsonl")
+    result = runner.invoke(cli, ["serve"])
+    assert result.exit_code == 2 and "--store FILE" in result.output
+    result = runner.invoke(cli, ["serve", "--store", store, "--port", "9000"])
+    assert result.exit_code == 2 and "--port need --http" in result.output
+    # A host open to the network is warned about; a port in use is one clear error.
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        result = runner.invoke(
+            cli, ["serve", "--store", store, "--http", "--host", "0.0.0.0", "--port", port]
+        )
+    assert result.exit_code == 1
+    assert "Warning: listening on 0.0.0.0" in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == f"Error: cannot listen on 0.0.0.0:{port}: " + (
+        "Address already in use"
+    )
+
+
+@pytest.mark.slow
+def test_the_three_agents_example_runs_on_the_embedded_store() -> None:
+    result = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "three_agents.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for agent in ("Agent_Planner", "Agent_Implementer", "Agent_Reviewer"):
+        assert f"{agent} " in out
+    join = out.split(JOIN, 1)[1].splitlines()
+    assert join[1].split()[:2] == ["learned", "Payments_Team"]
+    assert "from  Service_Checkout DEPENDS_ON Service_Payments [Agent_Planner, turn 2]" in out
+    assert "from  Service_Payments OWNED_BY Payments_Team [Agent_Implementer, turn 4]" in out
+    assert "closed  #1 Project_Atlas USES_DATABASE PostgreSQL" in out
