@@ -15,7 +15,6 @@ appended before every read and write.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -41,8 +40,6 @@ from ctxneo.mcp_results import (
 from ctxneo.memory import Memory
 from ctxneo.model import Fact, NewFact
 from ctxneo.text import index_keys
-
-log = logging.getLogger("ctxneo.mcp")
 
 #: Lists come back at most this long unless the caller asks for more...
 DEFAULT_LIMIT = 20
@@ -266,7 +263,8 @@ class CtxneoMCPServer(MCPServer):
         except ToolError as e:
             cause = e.__cause__
             if isinstance(cause, CtxneoError):
-                raise ToolError(f"Error: {cause}") from cause
+                # One line, as the CLI prints it, even when a driver's message has several.
+                raise ToolError("Error: " + " ".join(str(cause).splitlines())) from cause
             if isinstance(cause, ValidationError):
                 raise ToolError(f"Error: {arguments_error(name, cause)}") from cause
             raise

@@ -260,6 +260,8 @@ def test_bad_calls_are_one_line_tool_errors_and_store_nothing(handle: MemoryHand
         assert "invalid predicate" in await error(client, "remember_many", facts=many)
         assert (await ok(client, "stats"))["facts"] == 0
         assert "remember_many" in await error(client, "remember_many", facts=[])
+        # A message that would echo a newline still comes back on one line.
+        assert "nothing current" in await error(client, "retract", subject="a\nb", predicate="P")
         # Hostile text is stored literally, and the server goes on answering.
         odd = "Robert'); MATCH (n) DETACH DELETE n; //\n\"ü\\"
         stored = await ok(client, "remember", subject=odd, predicate="NOTE", object=odd)
