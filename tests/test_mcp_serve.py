@@ -8,14 +8,13 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
+from test_mcp_tools import ok, run
 
 from ctxneo.cli import main as cli
 from ctxneo.stores.networkx import NetworkXStore
@@ -31,23 +30,6 @@ def serve(*args: str) -> list[str]:
 def stdio_server(journal: Path) -> StdioServerParameters:
     command = serve("--store", str(journal))
     return StdioServerParameters(command=command[0], args=command[1:])
-
-
-def run(script: Callable[[], Awaitable[None]]) -> None:
-    try:
-        anyio.run(script)
-    except BaseExceptionGroup as group:
-        # The client's task groups wrap a failed assertion: show it bare.
-        while isinstance(group, BaseExceptionGroup) and len(group.exceptions) == 1:
-            group = group.exceptions[0]  # type: ignore[assignment]
-        raise group from None
-
-
-async def ok(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
 
 
 def free_port() -> int:

@@ -19,18 +19,23 @@ from ctxneo.stores.networkx import NetworkXStore
 JOIN = "Which team owns the service that checkout depends on?"
 
 
+def run(main: Callable[[], Awaitable[None]]) -> None:
+    """Run ``main`` on an event loop; a failed assertion inside comes out bare."""
+    try:
+        anyio.run(main)
+    except BaseExceptionGroup as group:
+        # The client's task groups wrap a failed assertion in exception groups.
+        while isinstance(group, BaseExceptionGroup) and len(group.exceptions) == 1:
+            group = group.exceptions[0]  # type: ignore[assignment]
+        raise group from None
+
+
 def run_client(handle: MemoryHandle, script: Callable[[mcp.Client], Awaitable[None]]) -> None:
     async def main() -> None:
         async with mcp.Client(build_server(handle)) as client:
             await script(client)
 
-    try:
-        anyio.run(main)
-    except BaseExceptionGroup as group:
-        # The client's task groups wrap a failed assertion: show it bare.
-        while isinstance(group, BaseExceptionGroup) and len(group.exceptions) == 1:
-            group = group.exceptions[0]  # type: ignore[assignment]
-        raise group from None
+    run(main)
 
 
 async def ok(client: mcp.Client, tool: str, **arguments: Any) -> dict[str, Any]:
