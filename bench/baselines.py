@@ -13,7 +13,8 @@ from ctxneo.model import UNKNOWN, Turn
 from ctxneo.text import tokens
 
 
-def _line(turn: Turn) -> str:
+def transcript_line(turn: Turn) -> str:
+    """A turn as it appears in a transcript: ``speaker: text``."""
     return f"{turn.speaker}: {turn.text}"
 
 
@@ -32,9 +33,14 @@ class RawHistoryDump:
     def ingest(self, turn: Turn) -> None:
         self.turns.append(turn)
 
+    def context(self, question: str, k: int) -> tuple[str, list[str]]:
+        """The context sent at any ``k`` and the transcript lines it holds: everything."""
+        lines = [transcript_line(t) for t in self.turns]
+        return "\n".join([*lines, f"Q: {question}"]), lines
+
     def answer(self, question: str) -> tuple[str, str, list[str]]:
         """Return (answer, context, evidence lines)."""
-        context = "\n".join([*(_line(t) for t in self.turns), f"Q: {question}"])
+        context, _ = self.context(question, 0)
         wanted = {t.stem for t in tokens(question) if not t.stop}
         best: tuple[int, Turn] | None = None
         # Newest first, so on equal overlap the most recent statement wins.
@@ -46,7 +52,7 @@ class RawHistoryDump:
                 best = (overlap, turn)
         if best is None:
             return UNKNOWN, context, []
-        return _line(best[1]), context, [_line(best[1])]
+        return transcript_line(best[1]), context, [transcript_line(best[1])]
 
 
 class VectorRAG:
@@ -57,28 +63,43 @@ class VectorRAG:
     def __init__(self, top_k: int = 3) -> None:
         self.top_k = top_k
         self.turns: list[Turn] = []
+        # The last ranking, so that contexts at several k cost one TF-IDF fit.
+        self._ranked: tuple[str, int, list[str]] | None = None
 
     def ingest(self, turn: Turn) -> None:
         self.turns.append(turn)
 
-    def retrieve(self, question: str) -> list[str]:
+    def _ranking(self, question: str) -> list[str]:
+        if self._ranked and self._ranked[:2] == (question, len(self.turns)):
+            return self._ranked[2]
         # Imported here: scikit-learn takes seconds to import, and every ctxneo
         # command (an MCP server start included) loads this module.
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.metrics.pairwise import cosine_similarity
 
-        chunks = [_line(t) for t in self.turns if not _is_question(t)]
-        if not chunks:
-            return []
-        try:
-            matrix = TfidfVectorizer().fit_transform([*chunks, question])
-        except ValueError:  # only stop words everywhere: nothing to match on
-            return []
-        sims = cosine_similarity(matrix[-1], matrix[:-1]).flatten()
-        order = sorted(range(len(chunks)), key=lambda i: (-sims[i], -i))[: self.top_k]
-        return [chunks[i] for i in order if sims[i] > 0]
+        chunks = [transcript_line(t) for t in self.turns if not _is_question(t)]
+        ranked: list[str] = []
+        if chunks:
+            try:
+                matrix = TfidfVectorizer().fit_transform([*chunks, question])
+            except ValueError:  # only stop words everywhere: nothing to match on
+                matrix = None
+            if matrix is not None:
+                sims = cosine_similarity(matrix[-1], matrix[:-1]).flatten()
+                order = sorted(range(len(chunks)), key=lambda i: (-sims[i], -i))
+                ranked = [chunks[i] for i in order if sims[i] > 0]
+        self._ranked = (question, len(self.turns), ranked)
+        return ranked
+
+    def retrieve(self, question: str, k: int | None = None) -> list[str]:
+        """The ``k`` (default ``top_k``) chunks most similar to the question, best first."""
+        return self._ranking(question)[: self.top_k if k is None else k]
+
+    def context(self, question: str, k: int) -> tuple[str, list[str]]:
+        """The context with the top ``k`` chunks, and those chunks."""
+        top = self.retrieve(question, k)
+        return "\n".join([f"Q: {question}", *top]), top
 
     def answer(self, question: str) -> tuple[str, str, list[str]]:
-        top = self.retrieve(question)
-        context = "\n".join([f"Q: {question}", *top])
+        context, top = self.context(question, self.top_k)
         return (top[0] if top else UNKNOWN), context, top

@@ -3,6 +3,16 @@
 Each architecture sees the turns in order. Only the question text (and the
 asking speaker, for the graph) is passed to an architecture; the query's type,
 required facts and ground truth are read here, after answering, to grade.
+
+Beside accuracy the harness measures two things an agent relies on:
+
+- **false answers**: every graded query is asked again of its unanswerable
+  variant (:mod:`ctxneo.bench.variants`), where the only right answer is
+  ``UNKNOWN``;
+- **evidence recall**: whether the facts a query requires are in the context
+  each architecture would send an LLM, at k = 1 and k = 3 (the graph's first k
+  readings, the RAG's top k chunks, the raw dump's whole transcript), with the
+  tokens of that context.
 """
 
 from __future__ import annotations
@@ -10,18 +20,21 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ctxneo.bench.baselines import RawHistoryDump, VectorRAG
+from ctxneo.bench.baselines import RawHistoryDump, VectorRAG, transcript_line
 from ctxneo.bench.tokens import estimate_tokens
+from ctxneo.bench.variants import Variant, unanswerable_variants
 
 from ctxneo.memory import Memory
-from ctxneo.model import NewFact, Scenario, Turn
+from ctxneo.model import UNKNOWN, Answer, NewFact, Scenario, Turn
 
 ARCHITECTURES = ("raw", "rag", "graph")
 ARCH_LABELS = {"raw": "raw dump", "rag": "vector RAG", "graph": "context graph"}
 NO_BACKEND = "-"
+#: The context sizes at which evidence recall is measured.
+EVIDENCE_K = (1, 3)
 
 #: Opens a fresh, empty memory for one scenario; the harness clears and closes it.
 MemoryFactory = Callable[[Scenario], Memory]
@@ -29,6 +42,16 @@ MemoryFactory = Callable[[Scenario], Memory]
 
 @dataclass(frozen=True, slots=True)
 class QueryRecord:
+    """One query answered by one architecture (on one backend), graded.
+
+    ``unanswerable`` marks the query asked of its unanswerable variant, where
+    ``correct`` means the answer was ``UNKNOWN``. ``recall`` maps k to whether
+    every required fact was in the context sent at k, ``context_tokens`` to
+    that context's tokens (answerable graded queries with required facts only).
+    ``confidence``, ``reason`` and ``context`` are the graph's (``None``/empty
+    for the flat baselines).
+    """
+
     scenario: str
     turn_id: int
     query: str
@@ -41,6 +64,13 @@ class QueryRecord:
     tokens: int
     latency_ms: float
     reading: str = ""
+    values: list[str] = field(default_factory=list)
+    confidence: float | None = None
+    reason: str = ""
+    unanswerable: bool = False
+    recall: dict[str, bool] = field(default_factory=dict)
+    context_tokens: dict[str, int] = field(default_factory=dict)
+    context: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -60,9 +90,11 @@ def _record(
     arch: str,
     answer: str,
     evidence: list[str],
-    context: str,
+    sent: str,
     seconds: float,
-    reading: str = "",
+    *,
+    unanswerable: bool = False,
+    **extra: Any,
 ) -> QueryRecord:
     return QueryRecord(
         scenario=scenario.name,
@@ -73,40 +105,98 @@ def _record(
         architecture=arch,
         answer=answer,
         evidence=evidence,
-        correct=grade(answer, turn.ground_truth),
-        tokens=estimate_tokens(context),
+        correct=(answer == UNKNOWN) if unanswerable else grade(answer, turn.ground_truth),
+        tokens=estimate_tokens(sent),
         latency_ms=round(seconds * 1000, 3),
-        reading=reading,
+        unanswerable=unanswerable,
+        **extra,
     )
 
 
-def run_flat(scenario: Scenario, arch: str) -> list[QueryRecord]:
-    """Run one scenario through a flat baseline (``raw`` or ``rag``)."""
+def _fact_turns(scenario: Scenario) -> dict[str, Turn]:
+    return {t.fact_id: t for t in scenario.turns if t.turn_type == "fact" and t.fact_id}
+
+
+def _measures_recall(turn: Turn) -> bool:
+    return turn.graded and bool(turn.required_fact_ids)
+
+
+def _asked(turn: Turn, variant: Variant | None) -> bool:
+    return turn.turn_type == "query" and (variant is None or turn.turn_id == variant.query.turn_id)
+
+
+def run_flat(scenario: Scenario, arch: str, *, variant: Variant | None = None) -> list[QueryRecord]:
+    """Run one scenario through a flat baseline (``raw`` or ``rag``).
+
+    With ``variant`` (of this scenario), replay the variant instead and answer
+    only its query, graded on ``UNKNOWN``.
+    """
     model = RawHistoryDump() if arch == "raw" else VectorRAG()
+    facts = _fact_turns(scenario)
     out = []
-    for turn in scenario.turns:
-        if turn.turn_type == "query":
+    for turn in scenario.turns if variant is None else variant.scenario.turns:
+        if _asked(turn, variant):
             start = time.perf_counter()
             answer, context, evidence = model.answer(turn.text)
             seconds = time.perf_counter() - start
+            extra: dict[str, Any] = {"values": [] if answer == UNKNOWN else [answer]}
+            if variant is None and _measures_recall(turn):
+                needed = [transcript_line(facts[f]) for f in turn.required_fact_ids]
+                extra["recall"], extra["context_tokens"] = {}, {}
+                for k in EVIDENCE_K:
+                    text, lines = model.context(turn.text, k)
+                    extra["recall"][str(k)] = set(needed) <= set(lines)
+                    extra["context_tokens"][str(k)] = estimate_tokens(text)
             out.append(
-                _record(scenario, turn, NO_BACKEND, arch, answer, evidence, context, seconds)
+                _record(
+                    scenario,
+                    turn,
+                    NO_BACKEND,
+                    arch,
+                    answer,
+                    evidence,
+                    context,
+                    seconds,
+                    unanswerable=variant is not None,
+                    **extra,
+                )
             )
         model.ingest(turn)
     return out
 
 
-def run_graph(scenario: Scenario, memory: Memory, backend: str) -> list[QueryRecord]:
-    """Run one scenario through the context graph held by ``memory`` (empty on entry)."""
+def _triples(answer: Answer, k: int) -> set[tuple[str, str, str]]:
+    """The facts in the context of an answer asked at ``k``: its first k readings' evidence."""
+    facts = [*answer.evidence, *(f for r in answer.readings[:k] for f in r.evidence)]
+    return {(f.subject, f.predicate, f.object) for f in facts}
+
+
+def run_graph(
+    scenario: Scenario,
+    memory: Memory,
+    backend: str,
+    *,
+    variant: Variant | None = None,
+    min_confidence: float | None = None,
+) -> list[QueryRecord]:
+    """Run one scenario through the context graph held by ``memory`` (empty on entry).
+
+    The facts stated between two queries are written as one batch (the same
+    semantics as one at a time). With ``variant`` (of this scenario), replay
+    the variant instead and answer only its query, graded on ``UNKNOWN``.
+    ``min_confidence`` is passed to every ``ask``.
+    """
     if scenario.multi_valued_predicates:
         memory.declare_multi_valued(*sorted(scenario.multi_valued_predicates))
     for phrase, entity in scenario.aliases:
         memory.alias(phrase, entity)
+    facts = _fact_turns(scenario)
+    pending: list[NewFact] = []
     out = []
-    for turn in scenario.turns:
+    for turn in scenario.turns if variant is None else variant.scenario.turns:
         if turn.turn_type == "fact":
             assert turn.subject and turn.predicate and turn.object
-            memory.store.remember(
+            pending.append(
                 NewFact(
                     turn.subject,
                     turn.predicate,
@@ -116,10 +206,34 @@ def run_graph(scenario: Scenario, memory: Memory, backend: str) -> list[QueryRec
                     turn.fact_id,
                 )
             )
-        elif turn.turn_type == "query":
+        elif _asked(turn, variant):
+            if pending:
+                memory.store.remember_many(pending)
+                pending = []
             start = time.perf_counter()
-            answer = memory.ask(turn.text, speaker=turn.speaker)
+            answer = memory.ask(turn.text, speaker=turn.speaker, min_confidence=min_confidence)
             seconds = time.perf_counter() - start
+            extra: dict[str, Any] = {
+                "reading": answer.reading,
+                "values": list(answer.values),
+                "confidence": answer.confidence,
+                "reason": answer.reason,
+                "context": answer.context,
+            }
+            if variant is None and _measures_recall(turn):
+                needed = {
+                    (t.subject, t.predicate, t.object)
+                    for t in (facts[f] for f in turn.required_fact_ids)
+                }
+                extra["recall"], extra["context_tokens"] = {}, {}
+                for k in EVIDENCE_K:
+                    at_k = answer
+                    if k != 1:
+                        at_k = memory.ask(
+                            turn.text, speaker=turn.speaker, k=k, min_confidence=min_confidence
+                        )
+                    extra["recall"][str(k)] = needed <= _triples(at_k, k)
+                    extra["context_tokens"][str(k)] = estimate_tokens(at_k.context)
             out.append(
                 _record(
                     scenario,
@@ -130,10 +244,21 @@ def run_graph(scenario: Scenario, memory: Memory, backend: str) -> list[QueryRec
                     [f.line() for f in answer.evidence],
                     answer.context,
                     seconds,
-                    answer.reading,
+                    unanswerable=variant is not None,
+                    **extra,
                 )
             )
     return out
+
+
+def count_runs(scenarios: Sequence[Scenario], unanswerable: bool = True) -> int:
+    """Queries one architecture answers over ``scenarios``: every query, plus one per variant."""
+    total = 0
+    for s in scenarios:
+        total += sum(1 for t in s.turns if t.turn_type == "query")
+        if unanswerable:
+            total += sum(1 for _ in unanswerable_variants(s))
+    return total
 
 
 def run_suite(
@@ -141,25 +266,49 @@ def run_suite(
     architectures: Iterable[str],
     backends: dict[str, MemoryFactory],
     progress: Callable[[int], None] = lambda n: None,
+    *,
+    unanswerable: bool = True,
+    min_confidence: float | None = None,
 ) -> list[QueryRecord]:
-    """Every scenario through every architecture (the graph on every backend)."""
+    """Every scenario through every architecture (the graph on every backend).
+
+    Args:
+        unanswerable: also run every graded query's unanswerable variant.
+        min_confidence: passed to the graph's ``ask``.
+        progress: called with the number of queries just answered.
+    """
     records: list[QueryRecord] = []
     archs = list(architectures)
     for scenario in scenarios:
         queries = sum(1 for t in scenario.turns if t.turn_type == "query")
+        variants = list(unanswerable_variants(scenario)) if unanswerable else []
         for arch in archs:
-            if arch == "graph":
-                for backend, factory in backends.items():
-                    memory = factory(scenario)
-                    try:
-                        records += run_graph(scenario, memory, backend)
-                    finally:
-                        memory.store.clear()  # a benchmark memory leaves nothing on a server
-                        memory.close()
-                    progress(queries)
-            else:
+            if arch != "graph":
                 records += run_flat(scenario, arch)
                 progress(queries)
+                for v in variants:
+                    records += run_flat(scenario, arch, variant=v)
+                    progress(1)
+                continue
+            for backend, factory in backends.items():
+                memory = factory(scenario)
+                try:
+                    records += run_graph(scenario, memory, backend, min_confidence=min_confidence)
+                    progress(queries)
+                    for v in variants:
+                        # One connection per scenario; a fresh answerer over the emptied store.
+                        memory.store.clear()
+                        records += run_graph(
+                            scenario,
+                            Memory(memory.store),
+                            backend,
+                            variant=v,
+                            min_confidence=min_confidence,
+                        )
+                        progress(1)
+                finally:
+                    memory.store.clear()  # a benchmark memory leaves nothing on a server
+                    memory.close()
     return records
 
 
@@ -171,8 +320,19 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[round(q) - 1]
 
 
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
 def summarize(records: Sequence[QueryRecord]) -> list[dict[str, Any]]:
-    """One row per (architecture, backend): accuracy overall and per query type, tokens, latency."""
+    """One row per (architecture, backend).
+
+    Accuracy overall and per query type, tokens and latency are over the
+    answerable queries; ``false_answers`` counts unanswerable variants answered
+    with anything but ``UNKNOWN``; ``evidence`` gives, per k, the share of
+    graded queries whose required facts were all in the context, and that
+    context's average tokens.
+    """
     rows = []
     keys = sorted(
         {(r.architecture, r.backend) for r in records},
@@ -180,26 +340,51 @@ def summarize(records: Sequence[QueryRecord]) -> list[dict[str, Any]]:
     )
     for arch, backend in keys:
         mine = [r for r in records if r.architecture == arch and r.backend == backend]
-        graded = [r for r in mine if r.correct is not None]
+        asked = [r for r in mine if not r.unanswerable]
+        graded = [r for r in asked if r.correct is not None]
+        variants = [r for r in mine if r.unanswerable]
+        false_answers = sum(1 for r in variants if not r.correct)
         by_type: dict[str, list[bool]] = {}
         for r in graded:
             by_type.setdefault(r.query_type or "untyped", []).append(bool(r.correct))
-        latencies = [r.latency_ms for r in mine]
+        false_by_type: dict[str, list[bool]] = {}
+        for r in variants:
+            false_by_type.setdefault(r.query_type or "untyped", []).append(not r.correct)
+        measured = [r for r in graded if r.recall]
+        evidence = {}
+        for k in map(str, EVIDENCE_K):
+            hits = sum(1 for r in measured if r.recall.get(k))
+            evidence[k] = {
+                "queries": len(measured),
+                "recalled": hits,
+                "recall": _share(hits, len(measured)),
+                "avg_tokens": round(statistics.fmean(r.context_tokens[k] for r in measured), 1)
+                if measured
+                else None,
+            }
+        latencies = [r.latency_ms for r in asked]
+        correct = sum(1 for r in graded if r.correct)
         rows.append(
             {
                 "architecture": arch,
                 "backend": backend,
-                "queries": len(mine),
+                "queries": len(asked),
                 "graded": len(graded),
-                "correct": sum(1 for r in graded if r.correct),
-                "accuracy": round(sum(1 for r in graded if r.correct) / len(graded), 4)
-                if graded
-                else None,
+                "correct": correct,
+                "accuracy": _share(correct, len(graded)),
                 "by_type": {
                     t: {"correct": sum(v), "graded": len(v), "accuracy": round(sum(v) / len(v), 4)}
                     for t, v in sorted(by_type.items())
                 },
-                "avg_tokens": round(statistics.fmean(r.tokens for r in mine), 1) if mine else 0.0,
+                "unanswerable": len(variants),
+                "false_answers": false_answers,
+                "false_answer_rate": _share(false_answers, len(variants)),
+                "false_by_type": {
+                    t: {"false_answers": sum(v), "unanswerable": len(v)}
+                    for t, v in sorted(false_by_type.items())
+                },
+                "evidence": evidence,
+                "avg_tokens": round(statistics.fmean(r.tokens for r in asked), 1) if asked else 0.0,
                 "p50_ms": round(percentile(latencies, 50), 3),
                 "p95_ms": round(percentile(latencies, 95), 3),
             }
@@ -208,20 +393,25 @@ def summarize(records: Sequence[QueryRecord]) -> list[dict[str, Any]]:
 
 
 def disagreements(records: Sequence[QueryRecord]) -> list[dict[str, Any]]:
-    """Graph answers that differ between backends for the same query (there should be none)."""
-    by_query: dict[tuple[str, int], dict[str, QueryRecord]] = {}
+    """Graph answers, confidences or contexts that differ between backends (should be none)."""
+    by_query: dict[tuple[str, int, bool], dict[str, QueryRecord]] = {}
     for r in records:
         if r.architecture == "graph":
-            by_query.setdefault((r.scenario, r.turn_id), {})[r.backend] = r
+            by_query.setdefault((r.scenario, r.turn_id, r.unanswerable), {})[r.backend] = r
     out = []
-    for (scenario, turn_id), per in sorted(by_query.items()):
-        if len({(r.answer, tuple(r.evidence)) for r in per.values()}) > 1:
+    for (scenario, turn_id, unanswerable), per in sorted(by_query.items()):
+        seen = {
+            (r.answer, tuple(r.evidence), r.confidence, r.context, tuple(r.context_tokens.items()))
+            for r in per.values()
+        }
+        if len(seen) > 1:
             out.append(
                 {
                     "scenario": scenario,
                     "turn_id": turn_id,
+                    "unanswerable": unanswerable,
                     "answers": {
-                        b: {"answer": r.answer, "evidence": r.evidence}
+                        b: {"answer": r.answer, "confidence": r.confidence, "evidence": r.evidence}
                         for b, r in sorted(per.items())
                     },
                 }

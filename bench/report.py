@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxneo.bench.harness import ARCH_LABELS, QueryRecord
+from ctxneo.bench.harness import ARCH_LABELS, EVIDENCE_K, QueryRecord
 from rich.console import Console
 from rich.table import Table
 
@@ -15,6 +15,13 @@ TYPE_ORDER = ("direct", "distant", "join", "history", "provenance", "multi")
 
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value * 100:.0f}%"
+
+
+def _false_answers(row: dict[str, Any], paren: bool = False) -> str:
+    if not row.get("unanswerable"):
+        return "–"
+    share = _pct(row["false_answer_rate"])
+    return f"{row['false_answers']}/{row['unanswerable']} " + (f"({share})" if paren else share)
 
 
 def query_types(summary: Sequence[dict[str, Any]]) -> list[str]:
@@ -29,12 +36,13 @@ def console() -> Console:
 
 
 def summary_table(summary: Sequence[dict[str, Any]], title: str = "") -> Table:
-    """Accuracy overall and per query type, tokens per query, answer latency."""
+    """Accuracy overall and per query type, false answers, tokens per query, answer latency."""
     types = query_types(summary)
     table = Table(title=title or None, title_justify="left")
     table.add_column("architecture", no_wrap=True)
     table.add_column("backend", no_wrap=True)
     table.add_column("accuracy", justify="right", no_wrap=True)
+    table.add_column("false answers", justify="right", no_wrap=True)
     table.add_column("tokens/q", justify="right")
     for t in types:
         table.add_column(t, justify="right")
@@ -45,6 +53,7 @@ def summary_table(summary: Sequence[dict[str, Any]], title: str = "") -> Table:
             ARCH_LABELS.get(row["architecture"], row["architecture"]),
             row["backend"],
             f"{row['correct']}/{row['graded']} {_pct(row['accuracy'])}",
+            _false_answers(row),
             f"{row['avg_tokens']:.1f}",
         ]
         for t in types:
@@ -58,13 +67,23 @@ def summary_table(summary: Sequence[dict[str, Any]], title: str = "") -> Table:
 def summary_markdown(summary: Sequence[dict[str, Any]]) -> str:
     """The summary table as Markdown, for READMEs and reports."""
     types = query_types(summary)
-    head = ["architecture", "backend", "accuracy", "tokens/query", *types, "p50 ms", "p95 ms"]
+    head = [
+        "architecture",
+        "backend",
+        "accuracy",
+        "false answers",
+        "tokens/query",
+        *types,
+        "p50 ms",
+        "p95 ms",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in summary:
         cells = [
             ARCH_LABELS.get(row["architecture"], row["architecture"]),
             row["backend"],
             f"{row['correct']}/{row['graded']} ({_pct(row['accuracy'])})",
+            _false_answers(row, paren=True),
             f"{row['avg_tokens']:.1f}",
             *(
                 "–" if (c := row["by_type"].get(t)) is None else f"{c['correct']}/{c['graded']}"
@@ -80,7 +99,7 @@ def summary_markdown(summary: Sequence[dict[str, Any]]) -> str:
 def details_table(records: Sequence[QueryRecord]) -> Table:
     """One row per answered query."""
     table = Table(title="Answers", title_justify="left")
-    for column in ("scenario", "turn", "type", "arch", "backend", "ok", "answer"):
+    for column in ("scenario", "turn", "type", "arch", "backend", "ok", "conf", "answer"):
         table.add_column(column, overflow="fold")
     marks = {True: "✓", False: "✗", None: "·"}
     for r in records:
@@ -88,13 +107,149 @@ def details_table(records: Sequence[QueryRecord]) -> Table:
         table.add_row(
             r.scenario,
             str(r.turn_id),
-            r.query_type or "",
+            (r.query_type or "") + (" (unanswerable)" if r.unanswerable else ""),
             r.architecture,
             r.backend,
             marks[r.correct],
+            "" if r.confidence is None else f"{r.confidence:.2f}",
             answer,
         )
     return table
+
+
+def _evidence_cells(row: dict[str, Any]) -> list[str]:
+    cells = []
+    for k in map(str, EVIDENCE_K):
+        e = row["evidence"][k]
+        cells.append(
+            "–" if not e["queries"] else f"{e['recalled']}/{e['queries']} ({_pct(e['recall'])})"
+        )
+        cells.append("–" if e["avg_tokens"] is None else f"{e['avg_tokens']:.1f}")
+    return cells
+
+
+def _evidence_head() -> list[str]:
+    return [h for k in EVIDENCE_K for h in (f"recall@{k}", f"tokens@{k}")]
+
+
+def evidence_table(summary: Sequence[dict[str, Any]]) -> Table:
+    """Evidence recall and context tokens at each k, per architecture."""
+    table = Table(
+        title="Evidence recall: required facts all in the context sent", title_justify="left"
+    )
+    table.add_column("architecture", no_wrap=True)
+    table.add_column("backend", no_wrap=True)
+    for head in _evidence_head():
+        table.add_column(head, justify="right", no_wrap=True)
+    for row in summary:
+        label = ARCH_LABELS.get(row["architecture"], row["architecture"])
+        table.add_row(label, row["backend"], *_evidence_cells(row))
+    return table
+
+
+def evidence_markdown(summary: Sequence[dict[str, Any]]) -> str:
+    """The evidence recall table as Markdown."""
+    head = ["architecture", "backend", *_evidence_head()]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in summary:
+        label = ARCH_LABELS.get(row["architecture"], row["architecture"])
+        lines.append("| " + " | ".join([label, row["backend"], *_evidence_cells(row)]) + " |")
+    return "\n".join(lines)
+
+
+_RELIABILITY_HEAD = ("confidence", "answers", "right", "accuracy", "mean confidence")
+_COVERAGE_HEAD = (
+    "threshold",
+    "answered",
+    "accuracy of answered",
+    "answerable right",
+    "false answers",
+)
+
+
+def _reliability_rows(cal: dict[str, Any]) -> list[list[str]]:
+    rel = cal["reliability"]
+    rows = [
+        [
+            f"{b['low']:.1f}–{b['high']:.1f}",
+            str(b["answers"]),
+            str(b["right"]),
+            _pct(b["accuracy"]),
+            f"{b['mean_confidence']:.2f}",
+        ]
+        for b in rel["bins"]
+    ]
+    abstained = rel["abstained"]
+    rows.append(
+        [
+            "UNKNOWN",
+            str(abstained["count"]),
+            f"{abstained['unanswerable']} unanswerable",
+            "",
+            "",
+        ]
+    )
+    return rows
+
+
+def _coverage_rows(cal: dict[str, Any]) -> list[list[str]]:
+    return [
+        [
+            f"≥ {c['threshold']:.2f}",
+            f"{c['answered']}/{c['answerable'] + c['unanswerable']} ({_pct(c['coverage'])})",
+            f"{c['right']}/{c['answered']} ({_pct(c['accuracy'])})",
+            f"{c['answerable_right']}/{c['answerable']} ({_pct(c['answerable_accuracy'])})",
+            "–"
+            if not c["unanswerable"]
+            else f"{c['false_answers']}/{c['unanswerable']} ({_pct(c['false_answer_rate'])})",
+        ]
+        for c in cal["coverage"]
+    ]
+
+
+def _reliability_caption(cal: dict[str, Any]) -> str:
+    rel = cal["reliability"]
+    ece = "–" if rel["ece"] is None else f"{rel['ece']:.3f}"
+    return (
+        f"context graph ({cal['backend']}): {rel['queries']} graded queries, answerable and "
+        f"unanswerable; expected calibration error {ece}"
+    )
+
+
+def calibration_tables(calibration: Sequence[dict[str, Any]]) -> list[Table]:
+    """For each graph backend, the reliability table and the coverage/accuracy trade-off."""
+    out = []
+    for cal in calibration:
+        rel = Table(title="Reliability", caption=_reliability_caption(cal), title_justify="left")
+        for head in _RELIABILITY_HEAD:
+            rel.add_column(head, justify="right")
+        for row in _reliability_rows(cal):
+            rel.add_row(*row)
+        cov = Table(
+            title=f"Coverage and accuracy by confidence threshold ({cal['backend']})",
+            title_justify="left",
+        )
+        for head in _COVERAGE_HEAD:
+            cov.add_column(head, justify="right")
+        for row in _coverage_rows(cal):
+            cov.add_row(*row)
+        out += [rel, cov]
+    return out
+
+
+def calibration_markdown(calibration: Sequence[dict[str, Any]]) -> str:
+    """The reliability and coverage tables as Markdown."""
+    parts = []
+    for cal in calibration:
+        for head, rows in (
+            (_RELIABILITY_HEAD, _reliability_rows(cal)),
+            (_COVERAGE_HEAD, _coverage_rows(cal)),
+        ):
+            lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            lines += ["| " + " | ".join(row) + " |" for row in rows]
+            parts.append("\n".join(lines))
+        parts.insert(-2, _reliability_caption(cal) + ":")
+    return "\n\n".join(parts)
 
 
 def plot(summary: Sequence[dict[str, Any]], path: str | Path) -> None:

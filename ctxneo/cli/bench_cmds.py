@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ctxneo.bench import harness, report, scale, token_scaling
+from ctxneo.bench import harness, reliability, report, scale, token_scaling
 from ctxneo.cli.options import (
     emit_json,
     friendly_errors,
@@ -103,7 +103,26 @@ def progress_bar(silent: bool) -> Progress:
     show_default=True,
     help="Store(s) the context graph runs on; 'all' also reports answers that differ.",
 )
+@click.option(
+    "--unanswerable/--no-unanswerable",
+    default=True,
+    show_default=True,
+    help="Also ask every graded query of its unanswerable variant (the facts it needs unsaid) "
+    "and report the false-answer rate.",
+)
+@click.option(
+    "--min-confidence",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="Passed to the context graph: answer only at or above this confidence "
+    "(default: the answerer's own).",
+)
 @click.option("--details", is_flag=True, help="Also print every query's answer.")
+@click.option(
+    "--calibration",
+    is_flag=True,
+    help="Also print the graph's reliability table and coverage/accuracy trade-off.",
+)
 @plot_option("accuracy by query type and tokens per query")
 @silent_option
 @markdown_option
@@ -116,7 +135,10 @@ def bench(
     paths: tuple[Path, ...],
     arch: str,
     backend: str,
+    unanswerable: bool,
+    min_confidence: float | None,
     details: bool,
+    calibration: bool,
     plot_path: Path | None,
     silent: bool,
     markdown: bool,
@@ -129,9 +151,16 @@ def bench(
     architecture from its own memory and graded against the ground truth
     (case-insensitive substring). The graph sees only the question text.
 
+    Each graded query is also asked of its unanswerable variant (every fact
+    of the (subject, predicate) keys it needs said as chatter instead), where
+    only UNKNOWN is right: the false-answer rate. Evidence recall is the share
+    of graded queries whose required facts are all in the context sent, at
+    k = 1 and k = 3.
+
     \b
     ctxneo bench                                         # the shipped suite
     ctxneo bench --scenarios ../shared/seed/scenarios.json --json
+    ctxneo bench --calibration --min-confidence 0        # the whole coverage curve
     ctxneo bench --backend all --uri bolt://127.0.0.1:7687
     """
     if ctx.invoked_subcommand is not None:
@@ -140,24 +169,37 @@ def bench(
     scenarios = load_suite(paths or shipped_suite())  # validated whole before anything runs
     factories = memory_factories(backend, neo4j) if "graph" in archs else {}
     per_scenario = sum(len(factories) if a == "graph" else 1 for a in archs)
-    total = sum(1 for s in scenarios for t in s.turns if t.turn_type == "query") * per_scenario
+    total = harness.count_runs(scenarios, unanswerable) * per_scenario
     with progress_bar(silent) as progress:
         task = progress.add_task("answering", total=total)
         records = harness.run_suite(
-            scenarios, archs, factories, progress=lambda n: progress.advance(task, n)
+            scenarios,
+            archs,
+            factories,
+            progress=lambda n: progress.advance(task, n),
+            unanswerable=unanswerable,
+            min_confidence=min_confidence,
         )
     summary = harness.summarize(records)
+    calibrated = reliability.calibration(records)
     differing = harness.disagreements(records)
     if plot_path is not None:
         report.plot(summary, plot_path)
     if as_json:
-        doc: dict[str, Any] = {"summary": summary, "queries": [r.to_dict() for r in records]}
+        doc: dict[str, Any] = {
+            "summary": summary,
+            "calibration": calibrated,
+            "queries": [r.to_dict() for r in records],
+        }
         if len(factories) > 1:
             doc["backend_disagreements"] = differing
         emit_json(doc)
         return
     if markdown:
         click.echo(report.summary_markdown(summary))
+        click.echo("\n" + report.evidence_markdown(summary))
+        if calibration and calibrated:
+            click.echo("\n" + report.calibration_markdown(calibrated))
         if len(factories) > 1:
             click.echo(f"\nAnswers that differ between backends: {len(differing)}")
         return
@@ -166,6 +208,10 @@ def bench(
         console.print(report.details_table(records))
     names = ", ".join(sorted({str(p) for p in paths})) if paths else "shipped suite"
     console.print(report.summary_table(summary, f"{len(scenarios)} scenarios from {names}"))
+    console.print(report.evidence_table(summary))
+    if calibration:
+        for table in report.calibration_tables(calibrated):
+            console.print(table)
     if len(factories) > 1:
         console.print(f"answers that differ between backends: {len(differing)}")
         for d in differing:
