@@ -165,8 +165,12 @@ def run_flat(scenario: Scenario, arch: str, *, variant: Variant | None = None) -
     return out
 
 
-def _triples(answer: Answer, k: int) -> set[tuple[str, str, str]]:
-    """The facts in the context of an answer asked at ``k``: its first k readings' evidence."""
+def context_facts(answer: Answer, k: int) -> set[tuple[str, str, str]]:
+    """The (subject, predicate, object) facts an answer asked at ``k`` puts in its context.
+
+    They are the answer's evidence and that of its first ``k`` readings.
+    Facts are compared as triples, so a re-stated fact counts under either id.
+    """
     facts = [*answer.evidence, *(f for r in answer.readings[:k] for f in r.evidence)]
     return {(f.subject, f.predicate, f.object) for f in facts}
 
@@ -210,8 +214,12 @@ def run_graph(
             if pending:
                 memory.store.remember_many(pending)
                 pending = []
+            # Only the question and who asks; a threshold only when one was chosen.
+            asking: dict[str, Any] = {"speaker": turn.speaker}
+            if min_confidence is not None:
+                asking["min_confidence"] = min_confidence
             start = time.perf_counter()
-            answer = memory.ask(turn.text, speaker=turn.speaker, min_confidence=min_confidence)
+            answer = memory.ask(turn.text, **asking)
             seconds = time.perf_counter() - start
             extra: dict[str, Any] = {
                 "reading": answer.reading,
@@ -227,12 +235,8 @@ def run_graph(
                 }
                 extra["recall"], extra["context_tokens"] = {}, {}
                 for k in EVIDENCE_K:
-                    at_k = answer
-                    if k != 1:
-                        at_k = memory.ask(
-                            turn.text, speaker=turn.speaker, k=k, min_confidence=min_confidence
-                        )
-                    extra["recall"][str(k)] = needed <= _triples(at_k, k)
+                    at_k = answer if k == 1 else memory.ask(turn.text, **asking, k=k)
+                    extra["recall"][str(k)] = needed <= context_facts(at_k, k)
                     extra["context_tokens"][str(k)] = estimate_tokens(at_k.context)
             out.append(
                 _record(

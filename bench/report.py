@@ -378,3 +378,63 @@ def plot_scale(rows: Sequence[dict[str, Any]], path: str | Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _kgqa_load_line(loaded: dict[str, Any], mode: str) -> str:
+    rate = "–" if loaded["facts_per_s"] is None else f"{loaded['facts_per_s']:,.0f}"
+    return (
+        f"KB: {loaded['lines']:,} facts over {loaded['relations']} relations loaded in "
+        f"{loaded['seconds']:.1f} s ({rate} facts/s); mode: {mode}."
+    )
+
+
+_KGQA_HOP_HEAD = ("hop", "questions", "Hits@1", "F1", "UNKNOWN", "p50 ms", "p95 ms")
+_KGQA_TYPE_HEAD = ("hop", "question type", "questions", "Hits@1", "F1", "UNKNOWN")
+
+
+def _kgqa_scores(row: dict[str, Any]) -> list[str]:
+    return [
+        f"{row['questions']:,}",
+        f"{row['hits1'] * 100:.1f}",
+        f"{row['f1'] * 100:.1f}",
+        f"{row['unknown_rate'] * 100:.1f}%",
+    ]
+
+
+def _kgqa_rows(summary: dict[str, Any]) -> tuple[list[list[str]], list[list[str]]]:
+    hops = [
+        [str(h["hop"]), *_kgqa_scores(h), f"{h['p50_ms']:.2f}", f"{h['p95_ms']:.2f}"]
+        for h in summary["hops"]
+    ]
+    types = [[str(t["hop"]), t["question_type"], *_kgqa_scores(t)] for t in summary["types"]]
+    return hops, types
+
+
+def kgqa_tables(summary: dict[str, Any], loaded: dict[str, Any], mode: str) -> list[Table]:
+    """The per-hop table (captioned with the load rate) and the per-question-type table."""
+    hops, types = _kgqa_rows(summary)
+    by_hop = Table(
+        title=f"KGQA per hop ({mode})",
+        caption=_kgqa_load_line(loaded, mode),
+        title_justify="left",
+    )
+    for head in _KGQA_HOP_HEAD:
+        by_hop.add_column(head, justify="right")
+    for row in hops:
+        by_hop.add_row(*row)
+    by_type = Table(title="KGQA per question type (relation path to the gold answers)")
+    for head in _KGQA_TYPE_HEAD:
+        by_type.add_column(head, justify="left" if head == "question type" else "right")
+    for row in types:
+        by_type.add_row(*row)
+    return [by_hop, by_type]
+
+
+def kgqa_markdown(summary: dict[str, Any], loaded: dict[str, Any], mode: str) -> str:
+    """The KGQA tables as Markdown, Hits@1 and F1 in percent."""
+    parts = [_kgqa_load_line(loaded, mode)]
+    for head, rows in zip((_KGQA_HOP_HEAD, _KGQA_TYPE_HEAD), _kgqa_rows(summary), strict=True):
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)

@@ -9,6 +9,7 @@ of the store that met them (``raise ... from e``)::
     ├── InvalidFactError     a fact or predicate is refused before anything is written
     ├── JournalError         a journal file cannot be read or written
     ├── ConfigError          a setting points at something unusable (e.g. a lexicon file)
+    ├── DatasetError         a benchmark data file (knowledge base, questions) is malformed
     └── StoreError           a store failed at run time
         ├── StoreUnavailable     the store cannot be reached (e.g. Neo4j down at a URI)
         └── Neo4jLaunchError     the local jar-launched Neo4j could not be started
@@ -57,6 +58,10 @@ class JournalError(CtxneoError):
 
 class ConfigError(CtxneoError):
     """A setting (an environment variable, a file it names) cannot be used."""
+
+
+class DatasetError(CtxneoError):
+    """A benchmark data file (knowledge base, question set) is malformed; names file and line."""
 
 
 class StoreError(CtxneoError):
