@@ -179,16 +179,10 @@ def _reliability_rows(cal: dict[str, Any]) -> list[list[str]]:
         ]
         for b in rel["bins"]
     ]
-    abstained = rel["abstained"]
-    rows.append(
-        [
-            "UNKNOWN",
-            str(abstained["count"]),
-            f"{abstained['unanswerable']} unanswerable",
-            "",
-            "",
-        ]
-    )
+    # Withholding is right exactly on the unanswerable variants.
+    withheld, right = rel["abstained"]["count"], rel["abstained"]["unanswerable"]
+    share = right / withheld if withheld else None
+    rows.append(["UNKNOWN", str(withheld), str(right), _pct(share), ""])
     return rows
 
 
