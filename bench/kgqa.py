@@ -88,7 +88,7 @@ class KGRecord:
 
 def _lines(path: Path) -> Iterable[tuple[int, str]]:
     try:
-        with path.open(encoding="utf-8") as f:
+        with path.open(encoding="utf-8-sig") as f:  # a byte-order mark is not part of a name
             for number, line in enumerate(f, 1):
                 line = line.rstrip("\r\n")
                 if line.strip():
@@ -296,7 +296,12 @@ class PathTyper:
         return {n for name in names for n in self.by_folded.get(name.casefold(), ())}
 
     def question_type(self, entity: str | None, answers: Sequence[str], hop: int) -> str:
-        """The path of ``hop`` relations from ``entity`` that reaches most of ``answers``."""
+        """The path of ``hop`` relations from ``entity`` that best matches ``answers``.
+
+        Best: the highest F1 between what the path reaches and the gold set,
+        among paths reaching at least half as many gold answers as the most
+        reaching one; :data:`NO_PATH` when no path reaches any.
+        """
         starts = self._nodes([entity] if entity else [])
         gold = self._nodes(answers)
         if not starts or not gold or hop < 1:
