@@ -2,20 +2,29 @@
 
 Where the Neo4j comes from, in order:
 
-1. ``NEO4J_URI`` (with ``NEO4J_USER`` / ``NEO4J_PASSWORD``) when set;
+1. ``NEO4J_URI`` (with ``NEO4J_USER`` / ``NEO4J_PASSWORD``; without a password,
+   the one of the local server ``ctxneo neo4j start`` runs at that URI) when set;
 2. Docker through testcontainers (``neo4j:5.26-community``) when a daemon answers;
-3. ctxneo's own jar-launched server (Java 17 + Maven), in a temporary directory;
+3. ctxneo's own jar-launched server (Java 17 + Maven), in a temporary directory,
+   with authentication on (its generated password is passed on);
 4. otherwise the Neo4j tests are skipped with the reason, or fail when
    ``CTXNEO_REQUIRE_NEO4J=1`` (as in CI).
+
+The session says once, before its first test, which one it uses. Every test
+that needs Neo4j carries the ``neo4j`` marker (added here to any test using
+the ``neo4j_server`` fixture, and to the ``store`` fixture's Neo4j case), so
+``pytest -m "not neo4j"`` runs none of them and needs no server.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,6 +52,41 @@ class Neo4jServer:
     user: str | None
     password: str | None
     source: str
+    #: The jar-launched server's handle (``LocalNeo4j``) when the tests started one.
+    local: Any = None
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "neo4j_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.neo4j)
+
+
+def _announce(config: pytest.Config, text: str) -> None:
+    """One line on the terminal, outside the test output capture."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None:
+        return
+    if capture is not None:
+        with capture.global_and_fixture_disabled():
+            reporter.ensure_newline()
+            reporter.write_line(text)
+    else:
+        reporter.write_line(text)
+
+
+def _from_environment() -> Neo4jServer | None:
+    uri = os.environ.get("NEO4J_URI")
+    if not uri:
+        return None
+    user, password = os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD")
+    if not password:
+        from ctxneo.neo4j_local.server import local_credentials
+
+        user, password = local_credentials(uri) or (user, password)
+    return Neo4jServer(uri, user, password, "NEO4J_URI")
 
 
 def _from_docker() -> tuple[Neo4jServer, object] | str:
@@ -76,20 +120,18 @@ def _from_jars(base: Path) -> tuple[Neo4jServer, object] | str:
         info = server.start()
     except Neo4jLaunchError as e:
         return f"the jar-launched Neo4j did not start: {e}"
-    return Neo4jServer(info.uri, None, None, "jars"), server
+    return Neo4jServer(info.uri, info.user, server.password(), "jars", server), server
 
 
 @pytest.fixture(scope="session")
-def neo4j_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jServer]:
+def neo4j_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Neo4jServer]:
     """A real Neo4j for the whole session (see the module docstring for where it comes from)."""
-    uri = os.environ.get("NEO4J_URI")
-    if uri:
-        yield Neo4jServer(
-            uri,
-            os.environ.get("NEO4J_USER", "neo4j"),
-            os.environ.get("NEO4J_PASSWORD"),
-            "NEO4J_URI",
-        )
+    given = _from_environment()
+    if given is not None:
+        _announce(request.config, f"Neo4j for the tests: {given.uri} (from NEO4J_URI)")
+        yield given
         return
     reasons = []
     for attempt in (lambda: _from_docker(), lambda: _from_jars(tmp_path_factory.mktemp("neo4j"))):
@@ -98,15 +140,30 @@ def neo4j_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jServ
             reasons.append(got)
             continue
         server, handle = got
+        how = {
+            "testcontainers": "a neo4j:5.26-community container (testcontainers)",
+            "jars": "Neo4j from the Maven jars, authentication on",
+        }[server.source]
+        _announce(request.config, f"Neo4j for the tests: {server.uri}, {how}")
         try:
             yield server
         finally:
             handle.stop()  # type: ignore[attr-defined]
         return
     why = "no Neo4j for the tests: " + "; ".join(reasons)
+    _announce(request.config, why)
     if os.environ.get("CTXNEO_REQUIRE_NEO4J") == "1":
         pytest.fail(why + " (CTXNEO_REQUIRE_NEO4J=1)", pytrace=False)
     pytest.skip(why)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _neo4j_first(request: pytest.FixtureRequest) -> None:
+    """Start (and name) the session's Neo4j before the first test, when a test needs one."""
+    if any(item.get_closest_marker("neo4j") for item in request.session.items):
+        # Each Neo4j test reports a missing server itself; the others run.
+        with contextlib.suppress(pytest.skip.Exception, pytest.fail.Exception):
+            request.getfixturevalue("neo4j_server")
 
 
 def connect(server: Neo4jServer, namespace: str | None = None) -> Store:
@@ -121,7 +178,7 @@ def connect(server: Neo4jServer, namespace: str | None = None) -> Store:
     return store.connect()
 
 
-@pytest.fixture(params=["networkx", "journal", "neo4j"])
+@pytest.fixture(params=["networkx", "journal", pytest.param("neo4j", marks=pytest.mark.neo4j)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     """Every store, fresh and empty: in memory, journaled, and on a real Neo4j."""
     if request.param == "networkx":

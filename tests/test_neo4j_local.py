@@ -1,12 +1,36 @@
-"""The jar-launched server's bookkeeping (the server itself is exercised by every Neo4j test)."""
+"""The jar-launched local Neo4j: what it protects, and its bookkeeping.
+
+What a local server must hold (README, "A local Neo4j"): its data directory
+and password are its owner's alone, Bolt needs the password, and Cypher on it
+reads no file and reaches no network. The tests that need the server use the
+session's when it is the jar-launched one, else start their own.
+"""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
+import re
+import stat
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from ctxneo.neo4j_local.server import STATE_FILE, LocalNeo4j
+import pytest
+
+from ctxneo.errors import Neo4jLaunchError
+from ctxneo.neo4j_local.server import (
+    PASSWORD_FILE,
+    STATE_FILE,
+    LocalNeo4j,
+    local_credentials,
+)
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_a_state_file_whose_pid_is_not_our_server_is_not_a_running_server(tmp_path: Path) -> None:
@@ -23,3 +47,177 @@ def test_a_state_file_whose_pid_is_not_our_server_is_not_a_running_server(tmp_pa
     assert server.status() is None
     assert server.stop() is None
     assert not (tmp_path / STATE_FILE).exists()
+    assert local_credentials("bolt://127.0.0.1:1", tmp_path) is None
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="making a directory another user's needs root")
+def test_a_data_directory_of_another_user_is_refused(tmp_path: Path) -> None:
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, 65534, 65534)
+    with pytest.raises(Neo4jLaunchError, match="belongs to another user"):
+        LocalNeo4j(theirs).start()
+    with pytest.raises(Neo4jLaunchError, match="belongs to another user"):
+        LocalNeo4j(theirs).stop()
+    assert list(theirs.iterdir()) == []
+
+
+def test_docker_compose_has_no_default_password_and_listens_on_loopback_only() -> None:
+    text = (REPO / "docker-compose.yml").read_text()
+    config = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    # ${VAR:?message} makes compose refuse to start when VAR is unset or empty.
+    assert "NEO4J_PASSWORD:?" in config and "NEO4J_PASSWORD:-" not in config
+    assert re.search(r'NEO4J_AUTH: "neo4j/\$\{NEO4J_PASSWORD:\?', config)
+    ports = re.findall(r'^\s*- "([^"]*)"\s*$', config, flags=re.MULTILINE)
+    assert ports and all(p.startswith("127.0.0.1:") for p in ports), ports
+
+
+# -- on a running server ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def local(neo4j_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNeo4j]:
+    """A jar-launched server: the session's if it is one, else one of this module's own."""
+    if neo4j_server.local is not None:
+        yield neo4j_server.local
+        return
+    server = LocalNeo4j(tmp_path_factory.mktemp("local") / "neo4j")
+    try:
+        server.start()
+    except Neo4jLaunchError as e:
+        if os.environ.get("CTXNEO_REQUIRE_NEO4J") == "1":
+            raise
+        pytest.skip(f"the jar-launched Neo4j cannot start here: {e}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def driver(server: LocalNeo4j, auth: Any) -> Any:
+    import neo4j
+
+    info = server.status()
+    assert info is not None
+    return neo4j.GraphDatabase.driver(info.uri, auth=auth, connection_timeout=5)
+
+
+def test_bolt_needs_the_generated_password(local: LocalNeo4j) -> None:
+    from neo4j.exceptions import AuthError
+
+    password = local.password()
+    assert password is not None and len(password) >= 24
+    for auth in (None, ("neo4j", "neo4j"), ("neo4j", password + "x")):
+        with driver(local, auth) as d, pytest.raises(AuthError):
+            d.verify_connectivity()
+    with driver(local, ("neo4j", password)) as d:
+        (row,) = d.execute_query("SHOW CURRENT USER YIELD user RETURN user").records
+        assert row["user"] == "neo4j"
+
+
+def test_the_password_and_data_are_their_owners_alone(local: LocalNeo4j) -> None:
+    assert stat.S_IMODE(local.data_dir.stat().st_mode) == 0o700
+    assert stat.S_IMODE(local.password_path.stat().st_mode) == 0o600
+    assert local.password_path.name == PASSWORD_FILE
+    # The password file is read by the launcher: never on its command line, which all can read.
+    info = local.status()
+    assert info is not None
+    cmdline = Path(f"/proc/{info.pid}/cmdline").read_bytes()
+    assert (local.password() or "").encode() not in cmdline
+    # The initial user file Neo4j read once is gone.
+    assert not list(local.data_dir.rglob("auth.ini"))
+    if os.getuid() == 0:
+        # As another local user: neither the password nor the store's files can be read.
+        probe = (
+            "import os, sys\n"
+            "os.setgid(65534); os.setuid(65534)\n"
+            "for path in sys.argv[1:]:\n"
+            "    try:\n"
+            "        open(path).read() if os.path.isfile(path) else os.listdir(path)\n"
+            "        print('read', path)\n"
+            "    except PermissionError:\n"
+            "        print('refused', path)\n"
+        )
+        paths = [str(local.password_path), str(local.data_dir), str(local.data_dir / "home")]
+        out = subprocess.run(
+            [sys.executable, "-c", probe, *paths], capture_output=True, text=True, timeout=60
+        )
+        assert out.stdout.split("\n")[:3] == [f"refused {p}" for p in paths], out.stderr
+
+
+def test_cypher_reads_no_file_and_reaches_no_network(local: LocalNeo4j, tmp_path: Path) -> None:
+    from neo4j.exceptions import ClientError
+
+    secret = tmp_path / "secret.csv"
+    secret.write_text("top,secret\n")
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        hits = 0
+
+        def do_GET(self) -> None:
+            Handler.hits += 1
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"a,b\n")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    web = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        with driver(local, ("neo4j", local.password())) as d:
+            web_url = f"http://127.0.0.1:{web.server_port}/x.csv"
+            for url in (f"file://{secret}", "file:///etc/passwd", web_url):
+                with pytest.raises(ClientError) as refused:
+                    d.execute_query(f"LOAD CSV FROM '{url}' AS row RETURN row")
+                assert refused.value.code == "Neo.ClientError.Statement.ExternalResourceFailed"
+    finally:
+        web.shutdown()
+    assert Handler.hits == 0
+
+
+def test_start_export_prints_what_a_shell_needs(local: LocalNeo4j) -> None:
+    from click.testing import CliRunner
+
+    from ctxneo.cli import main
+
+    result = CliRunner().invoke(main, ["neo4j", "start", "--export", "--data", str(local.data_dir)])
+    assert result.exit_code == 0, result.output
+    info = local.status()
+    assert info is not None
+    assert result.stdout == (
+        f"export NEO4J_URI={info.uri} NEO4J_USER=neo4j NEO4J_PASSWORD={local.password()}\n"
+    )
+    assert local_credentials(info.uri, local.data_dir) == ("neo4j", local.password())
+    assert local_credentials(info.uri.replace("127.0.0.1", "localhost"), local.data_dir)
+    assert local_credentials(f"bolt://127.0.0.1:{info.port + 1}", local.data_dir) is None
+    assert local_credentials(f"bolt://example.com:{info.port}", local.data_dir) is None
+
+
+@pytest.mark.neo4j
+@pytest.mark.slow
+def test_a_lost_password_is_replaced_before_bolt_listens(tmp_path: Path) -> None:
+    # A server of its own: this one is stopped and restarted.
+    server = LocalNeo4j(tmp_path / "neo4j")
+    try:
+        server.start()
+    except Neo4jLaunchError as e:
+        if os.environ.get("CTXNEO_REQUIRE_NEO4J") == "1":
+            raise
+        pytest.skip(f"the jar-launched Neo4j cannot start here: {e}")
+    try:
+        old = server.password()
+        server.stop()
+        server.password_path.unlink()
+        server.start()
+        new = server.password()
+        assert new is not None and new != old
+        from neo4j.exceptions import AuthError
+
+        with driver(server, ("neo4j", old)) as d, pytest.raises(AuthError):
+            d.verify_connectivity()
+        with driver(server, ("neo4j", new)) as d:
+            d.verify_connectivity()
+    finally:
+        server.stop()

@@ -2,10 +2,18 @@
 
 The first start fetches the jars of ``org.neo4j:neo4j`` and
 ``org.neo4j:neo4j-bolt`` with ``mvn dependency:copy-dependencies`` into
-``$CTXNEO_HOME/neo4j-<version>/lib`` (about 120 MB, once) and compiles a
-20-line launcher (``CtxneoNeo4j.java``) that starts an embedded DBMS serving
-Bolt on 127.0.0.1. A server's state (pid, port, URI) lives in a JSON file in
-its data directory, so ``status`` and ``stop`` work from any later process.
+``$CTXNEO_HOME/neo4j-<version>/lib`` (about 120 MB, once) and compiles a small
+launcher (``CtxneoNeo4j.java``) that starts an embedded DBMS serving Bolt on
+127.0.0.1. A server's state (pid, port, URI) lives in a JSON file in its data
+directory, so ``status`` and ``stop`` work from any later process.
+
+What a local server protects: the data directory is its owner's alone (mode
+0700, refused when another user owns it); authentication is on, with a
+password generated on the first start and kept in ``DATA/neo4j-password``
+(mode 0600), so another local user can neither read the store's files nor log
+in over Bolt; and Cypher on it cannot read files (``LOAD CSV FROM 'file:...'``)
+or reach the network. It does not protect against the owner's own processes
+or root.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -31,6 +40,8 @@ from ctxneo.errors import Neo4jLaunchError
 NEO4J_VERSION = "5.26.30"
 STATE_FILE = "ctxneo-neo4j.json"
 LOG_FILE = "neo4j.log"
+PASSWORD_FILE = "neo4j-password"
+USER = "neo4j"
 _MAIN = "CtxneoNeo4j"
 
 Log = Callable[[str], None]
@@ -42,6 +53,7 @@ def ctxneo_home() -> Path:
 
 
 def default_data_dir() -> Path:
+    """The data directory ``ctxneo neo4j`` uses without ``--data``: one per user."""
     return ctxneo_home() / "neo4j-data"
 
 
@@ -55,6 +67,8 @@ class ServerInfo:
     data_dir: str
     log: str
     version: str = NEO4J_VERSION
+    user: str = USER
+    password_file: str = ""
 
 
 @contextlib.contextmanager
@@ -86,12 +100,17 @@ def _java() -> str:
 
 
 class Runtime:
-    """The jars and the compiled launcher, prepared once per version."""
+    """The jars and the compiled launcher, prepared once per version.
+
+    The launcher is compiled into a directory named after its source's digest,
+    so two ctxneo versions (two checkouts) on one machine never overwrite each
+    other's launcher while one of them is starting a server.
+    """
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = (root or ctxneo_home()) / f"neo4j-{NEO4J_VERSION}"
         self.lib = self.root / "lib"
-        self.classes = self.root / "classes"
+        self.classes = self.root / f"launcher-{_source_digest()[:16]}"
 
     @property
     def ready(self) -> bool:
@@ -99,12 +118,7 @@ class Runtime:
 
     def _compiled(self) -> bool:
         """Whether the launcher class was built from the launcher source shipped now."""
-        stamp = self.classes / ".source-sha256"
-        return (
-            (self.classes / f"{_MAIN}.class").exists()
-            and stamp.exists()
-            and (stamp.read_text() == _source_digest())
-        )
+        return (self.classes / f"{_MAIN}.class").exists()
 
     def classpath(self) -> str:
         return f"{self.classes}{os.pathsep}{self.lib}/*"
@@ -166,21 +180,21 @@ class Runtime:
                     "javac (a JDK, not only a JRE) is needed to build the launcher"
                 )
             javac = Path(found)
-        source_dir = self.root / "src"
-        source_dir.mkdir(parents=True, exist_ok=True)
-        source = source_dir / f"{_MAIN}.java"
+        building = self.classes.with_name(self.classes.name + ".partial")
+        shutil.rmtree(building, ignore_errors=True)
+        building.mkdir(parents=True)
+        source = building / f"{_MAIN}.java"
         source.write_text(resources.files(__package__).joinpath(f"{_MAIN}.java").read_text("utf-8"))
         log("compiling the launcher...")
-        self.classes.mkdir(parents=True, exist_ok=True)
         result = subprocess.run(
-            [str(javac), "-nowarn", "-cp", f"{self.lib}/*", "-d", str(self.classes), str(source)],
+            [str(javac), "-nowarn", "-cp", f"{self.lib}/*", "-d", str(building), str(source)],
             capture_output=True,
             text=True,
             check=False,
         )
         if result.returncode != 0:
             raise Neo4jLaunchError(f"javac failed:\n{result.stderr.strip()[-2000:]}")
-        (self.classes / ".source-sha256").write_text(_source_digest())
+        building.rename(self.classes)
 
 
 def _source_digest() -> str:
@@ -209,22 +223,63 @@ def _alive(pid: int) -> bool:
 
 
 def _ours(pid: int) -> bool:
-    """Whether ``pid`` runs this launcher (so stop never signals a stranger)."""
+    """Whether ``pid`` runs this launcher for this user (so stop never signals a stranger)."""
     try:
-        return _MAIN.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+        if _MAIN.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return False
+        return Path(f"/proc/{pid}").stat().st_uid == os.getuid()
     except OSError:
         return False
 
 
-def _bolt_answers(uri: str, timeout: float = 3.0) -> bool:
+def _bolt_answers(uri: str, auth: tuple[str, str], timeout: float = 3.0) -> bool:
+    """Whether Bolt at ``uri`` accepts ``auth``.
+
+    Raises:
+        Neo4jLaunchError: it answers but refuses the credentials.
+    """
     import neo4j
+    from neo4j.exceptions import AuthError
 
     try:
-        with neo4j.GraphDatabase.driver(uri, auth=None, connection_timeout=timeout) as driver:
+        with neo4j.GraphDatabase.driver(uri, auth=auth, connection_timeout=timeout) as driver:
             driver.verify_connectivity()
         return True
+    except AuthError as e:
+        raise Neo4jLaunchError(
+            f"Neo4j at {uri} refuses the password of user {auth[0]!r}: {e.message}"
+        ) from e
     except Exception:
         return False
+
+
+def _private_dir(path: Path) -> None:
+    """Make ``path`` (and missing parents) a directory only its owner can enter.
+
+    Raises:
+        Neo4jLaunchError: it exists and belongs to another user, or is not a directory.
+    """
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = path.stat()
+    except FileExistsError as e:
+        raise Neo4jLaunchError(f"{path} is not a directory") from e
+    except OSError as e:
+        raise Neo4jLaunchError(f"cannot use {path} as a Neo4j data directory: {e.strerror}") from e
+    if st.st_uid != os.getuid():
+        raise Neo4jLaunchError(
+            f"{path} belongs to another user (uid {st.st_uid}); a local Neo4j's data is "
+            "never shared between users: pass --data DIR of your own"
+        )
+    if st.st_mode & 0o077:
+        path.chmod(0o700)
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read, never visible with wider permissions."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 class LocalNeo4j:
@@ -249,6 +304,17 @@ class LocalNeo4j:
     def state_path(self) -> Path:
         return self.data_dir / STATE_FILE
 
+    @property
+    def password_path(self) -> Path:
+        return self.data_dir / PASSWORD_FILE
+
+    def password(self) -> str | None:
+        """The password of user ``neo4j`` on this data directory's server (None before a start)."""
+        try:
+            return self.password_path.read_text(encoding="utf-8").strip() or None
+        except OSError:
+            return None
+
     def status(self) -> ServerInfo | None:
         """The server running on this data directory, or None."""
         try:
@@ -258,6 +324,13 @@ class LocalNeo4j:
         # The pid may have been reused since (a reboot, a crash): it must still be our java.
         return info if _alive(info.pid) and _ours(info.pid) else None
 
+    def _ensure_password(self) -> bool:
+        """Generate this server's password on the first start; True when it is new."""
+        if self.password() is not None:
+            return False
+        _write_private(self.password_path, secrets.token_urlsafe(24) + "\n")
+        return True
+
     def start(self, timeout: float = 240.0, log: Log = lambda _: None) -> ServerInfo:
         """Start the server (or return the one already running) once Bolt answers.
 
@@ -265,11 +338,18 @@ class LocalNeo4j:
             Neo4jLaunchError: Java/Maven are missing, the port is taken, or the
                 server did not become ready within ``timeout`` seconds.
         """
+        _private_dir(self.data_dir)
         running = self.status()
         if running is not None:
             return running
         self.runtime.ensure(log)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        home = self.data_dir / "home"
+        # A server made before the password existed (an older ctxneo, or the file was
+        # deleted) gets the new password set before Bolt listens.
+        reset = self._ensure_password() and (home / "data" / "databases" / "system").exists()
+        password = self.password()
+        if password is None:  # written just above: only a file system failing gets here
+            raise Neo4jLaunchError(f"cannot read the password in {self.password_path}")
         port = self.port or free_port()
         uri = f"bolt://127.0.0.1:{port}"
         log_path = self.data_dir / LOG_FILE
@@ -288,9 +368,11 @@ class LocalNeo4j:
             "-cp",
             self.runtime.classpath(),
             _MAIN,
-            str(self.data_dir / "home"),
+            str(home),
             str(port),
             str(self.page_cache_mb),
+            str(self.password_path),  # a path, not the password: argv is public
+            *(["reset"] if reset else []),
         ]
         log(f"starting Neo4j {NEO4J_VERSION} on {uri} (data: {self.data_dir})...")
         with open(log_path, "ab") as out:
@@ -301,7 +383,14 @@ class LocalNeo4j:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-        info = ServerInfo(process.pid, port, uri, str(self.data_dir), str(log_path))
+        info = ServerInfo(
+            process.pid,
+            port,
+            uri,
+            str(self.data_dir),
+            str(log_path),
+            password_file=str(self.password_path),
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if process.poll() is not None:
@@ -309,7 +398,14 @@ class LocalNeo4j:
                     f"Neo4j exited with code {process.returncode} while starting; "
                     f"last lines of {log_path}:\n{_tail(log_path)}"
                 )
-            if f"READY {uri}" in _tail(log_path, 40) and _bolt_answers(uri):
+            try:
+                ready = f"READY {uri}" in _tail(log_path, 40) and _bolt_answers(
+                    uri, (USER, password)
+                )
+            except Neo4jLaunchError:
+                _terminate(process.pid, 10.0)
+                raise
+            if ready:
                 self.state_path.write_text(json.dumps(asdict(info), indent=2))
                 return info
             time.sleep(0.2)
@@ -320,7 +416,14 @@ class LocalNeo4j:
         )
 
     def stop(self, timeout: float = 60.0) -> ServerInfo | None:
-        """Stop this data directory's server (SIGTERM, then SIGKILL); return what stopped."""
+        """Stop this data directory's server (SIGTERM, then SIGKILL); return what stopped.
+
+        Raises:
+            Neo4jLaunchError: the data directory belongs to another user.
+        """
+        if not self.data_dir.exists():
+            return None
+        _private_dir(self.data_dir)
         info = self.status()
         if info is None:
             self.state_path.unlink(missing_ok=True)
@@ -352,3 +455,29 @@ def _tail(path: Path, lines: int = 15) -> str:
             return "\n".join(f.read().decode("utf-8", "replace").splitlines()[-lines:])
     except OSError:
         return ""
+
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def local_credentials(uri: str, data_dir: Path | None = None) -> tuple[str, str] | None:
+    """The user and password of the local server answering at ``uri``, if it is one.
+
+    The local server is the one ``ctxneo neo4j start`` runs on ``data_dir``
+    (default: :func:`default_data_dir`); any other URI gives ``None``.
+    """
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(uri)
+        host, port = parts.hostname, parts.port
+    except (ValueError, TypeError):
+        return None
+    if host not in _LOOPBACK or port is None:
+        return None
+    server = LocalNeo4j(data_dir)
+    info = server.status()
+    password = server.password()
+    if info is None or info.port != port or password is None:
+        return None
+    return info.user, password
