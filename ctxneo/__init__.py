@@ -12,6 +12,7 @@ them and when; questions are answered by walking the graph, with no LLM call.
 """
 
 from ctxneo.errors import (
+    ConfigError,
     CtxneoError,
     InvalidFactError,
     JournalError,
@@ -27,6 +28,7 @@ __version__ = "0.1.0"
 __all__ = [
     "UNKNOWN",
     "Answer",
+    "ConfigError",
     "CtxneoError",
     "Fact",
     "InvalidFactError",

@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from ctxneo.answer import Answerer
-from ctxneo.errors import InvalidFactError
+from ctxneo.errors import InvalidFactError, StoreError
 from ctxneo.linking import Lexicon
 from ctxneo.model import Answer, Fact, NewFact, check_predicate
 from ctxneo.stores.base import Store
+from ctxneo.text import index_keys
 
 FactLike = NewFact | Mapping[str, Any] | tuple[str, str, str]
 
@@ -50,11 +51,15 @@ class Memory:
             user, password, database: Neo4j credentials and database name.
             namespace: the Neo4j namespace this memory lives in.
             create: make the journal when it does not exist; ``False`` for a
-                caller that only reads (a missing file is then a ``JournalError``).
+                caller that only reads (a missing file is then a ``JournalError``,
+                a Neo4j namespace that holds nothing a ``StoreError`` naming the
+                namespaces that exist).
 
         Raises:
             JournalError: the journal cannot be read.
+            ConfigError: ``uri`` is not a Neo4j URI (e.g. ``http://``).
             StoreUnavailable: Neo4j cannot be reached at ``uri``.
+            StoreError: ``create=False`` and the namespace holds nothing.
         """
         if uri is not None:
             if path is not None:
@@ -65,6 +70,15 @@ class Memory:
                 uri, user=user, password=password, database=database, namespace=namespace
             )
             store.connect()  # type: ignore[attr-defined]
+            if not create and not store.holds_memory():  # type: ignore[attr-defined]
+                # Reading a namespace nothing was written to is a typo to report.
+                held = store.namespaces() or {}
+                store.close()
+                there = ", ".join(sorted(held)) or "none"
+                raise StoreError(
+                    f"namespace {namespace!r} at {store.uri} holds no memory "
+                    f"(namespaces there: {there})"
+                )
         else:
             from ctxneo.stores.networkx import NetworkXStore
 
@@ -104,8 +118,19 @@ class Memory:
         return self.store.retract(subject, check_predicate(predicate), object)
 
     def declare_multi_valued(self, *predicates: str) -> None:
-        """Make these predicates accumulate values instead of replacing them."""
+        """Declare predicates multi-valued: from now on their values accumulate.
+
+        A new value of a multi-valued (subject, predicate) is added beside the
+        current ones instead of closing them (``retract`` closes one). The
+        declaration is stored with the memory, so it holds for every later
+        write and every process; no predicate is multi-valued unless declared
+        (or written with ``multi=True``).
+        """
         self.store.declare_multi_valued(predicates)
+
+    def multi_valued(self) -> frozenset[str]:
+        """The predicates declared multi-valued."""
+        return self.store.multi_valued()
 
     def alias(self, phrase: str, entity: str) -> None:
         """Let questions refer to ``entity`` as ``phrase``."""
@@ -172,7 +197,33 @@ class Memory:
         return found if as_of is None else [f for f in found if f.seq <= as_of]
 
     def stats(self) -> dict[str, int]:
+        """Counts: facts, current facts, entities, predicates and the last sequence number."""
         return self.store.stats()
+
+    def stored_names(self, name: str) -> list[str]:
+        """Entity names stored that differ from ``name`` only in case (for "did you mean").
+
+        An index lookup, not a scan: names whose words differ (``servicepayments``
+        for ``Service_Payments``) are not found.
+        """
+        wanted = name.casefold()
+        hits = self.store.find_entities(sorted(index_keys(name)))
+        return sorted({h.name for h in hits if h.name != name and h.name.casefold() == wanted})
+
+    def namespaces(self) -> dict[str, dict[str, int]] | None:
+        """Every memory on this memory's server by namespace, with its counts.
+
+        ``None`` for a store that holds one memory only (the embedded store).
+        """
+        return self.store.namespaces()
+
+    def clear(self) -> None:
+        """Delete everything this memory holds, and nothing else.
+
+        On Neo4j only this memory's namespace is deleted; a journal records
+        the clear (its earlier lines stay in the file, and replay to nothing).
+        """
+        self.store.clear()
 
     def close(self) -> None:
         self.store.close()

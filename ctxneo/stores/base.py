@@ -146,6 +146,13 @@ class Store(ABC):
     def stats(self) -> dict[str, int]:
         """Counts: facts, current facts, entities, predicates."""
 
+    def namespaces(self) -> dict[str, dict[str, int]] | None:
+        """Every memory on this store's server, by namespace, with its counts.
+
+        ``None`` for a store that holds one memory only (the embedded store).
+        """
+        return None
+
     def close(self) -> None:  # noqa: B027 - stores without resources need not override it
         """Release connections and files. Idempotent."""
 

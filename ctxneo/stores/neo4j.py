@@ -29,6 +29,7 @@ from typing import Any
 from ctxneo import cypher
 from ctxneo.errors import StoreError, StoreUnavailable
 from ctxneo.model import Fact, NewFact, check_name, check_predicate
+from ctxneo.neo4j_uri import check_uri
 from ctxneo.stores.base import (
     MAX_CANDIDATES,
     MAX_NEIGHBOURS,
@@ -113,7 +114,7 @@ class Neo4jStore(Store):
         connection_timeout: float = 5.0,
     ) -> None:
         check_name(namespace, "namespace")
-        self.uri = uri
+        self.uri = check_uri(uri)
         self.user = user
         self.password = password
         self.database = database
@@ -515,6 +516,18 @@ class Neo4jStore(Store):
     def stats(self) -> dict[str, int]:
         (row,) = self._read("stats")
         return {k: row[k] for k in ("facts", "current_facts", "entities", "predicates", "last_seq")}
+
+    def holds_memory(self) -> bool:
+        """Whether anything was ever written to this namespace (and not cleared)."""
+        (row,) = self._read("holds_memory")
+        return bool(row["held"])
+
+    def namespaces(self) -> dict[str, dict[str, int]]:
+        rows = self._read("namespaces")
+        return {
+            r["ns"]: {k: r[k] for k in ("facts", "current_facts", "entities", "last_seq")}
+            for r in rows
+        }
 
 
 #: Lucene refuses queries of more than 1,024 clauses; a question never needs as many.
