@@ -5,10 +5,25 @@ from __future__ import annotations
 import click
 
 from ctxneo import __version__
-from ctxneo.cli import bench_cmds, export_cmds, memory_cmds, neo4j_cmds, serve_cmds
+from ctxneo.cli.group import CtxneoGroup
+
+#: Where the commands are, most used first: a command's module is imported when
+#: the command is run (or help lists them all). A new module of commands (with
+#: a COMMANDS list) goes here.
+COMMAND_MODULES = [
+    "ctxneo.cli.memory_cmds",
+    "ctxneo.cli.neo4j_cmds",
+    "ctxneo.cli.export_cmds",
+    "ctxneo.cli.serve_cmds",
+    "ctxneo.cli.bench_cmds",
+]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=CtxneoGroup,
+    command_modules=COMMAND_MODULES,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="ctxneo")
 def main() -> None:
     """ctxneo: a context-graph memory for multi-agent LLM systems.
@@ -16,14 +31,10 @@ def main() -> None:
     Facts agents decide are stored as (subject, predicate, object) with who
     said them and when; questions are answered by walking the graph. The
     memory lives in a journal file (--store) or in Neo4j (--uri).
+
+    \b
+    Exit codes: 0 done; 1 the command failed (the error line says why);
+    2 bad usage: an unknown option, a bad value, a malformed input file;
+    3 an internal error (a bug: CTXNEO_DEBUG=1 shows the traceback);
+    130 interrupted (Ctrl-C).
     """
-
-
-for command in [
-    *memory_cmds.COMMANDS,
-    *bench_cmds.COMMANDS,
-    *export_cmds.COMMANDS,
-    *neo4j_cmds.COMMANDS,
-    *serve_cmds.COMMANDS,
-]:
-    main.add_command(command)

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ctxneo.bench import harness, kgqa, reliability, report, scale, token_scaling
+from ctxneo.cli.group import CtxneoGroup
 from ctxneo.cli.options import (
     emit_json,
     friendly_errors,
@@ -83,7 +84,7 @@ def progress_bar(silent: bool) -> Progress:
     )
 
 
-@click.group(invoke_without_command=True)
+@click.group(cls=CtxneoGroup, invoke_without_command=True)
 @click.option(
     "--scenarios",
     "paths",

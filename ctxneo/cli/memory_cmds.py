@@ -1,53 +1,73 @@
-"""A memory from the shell: remember, ask, history, facts, retract, alias, stats."""
+"""A memory from the shell: remember, ask, read, retract, declare, clear, list namespaces."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from ctxneo.cli.options import emit_json, friendly_errors, json_option, memory_from, store_options
+from ctxneo.cli.options import (
+    EXIT_USAGE,
+    CommandError,
+    describe,
+    emit_json,
+    friendly_errors,
+    json_option,
+    memory_from,
+    memory_location,
+    store_options,
+)
+from ctxneo.cli.tables import print_table
+from ctxneo.memory import Memory
 from ctxneo.model import Answer, Fact
 
-
-def _fact_table(facts: list[Fact], title: str) -> Table:
-    table = Table(title=title, title_justify="left")
-    for column in ("#", "subject", "predicate", "object", "speaker", "turn", "valid"):
-        table.add_column(column, overflow="fold")
-    for f in facts:
-        valid = f"{f.valid_from}–" + ("now" if f.valid_to is None else str(f.valid_to))
-        table.add_row(
-            str(f.seq),
-            f.subject,
-            f.predicate,
-            f.object,
-            f.speaker or "",
-            "" if f.turn_id is None else str(f.turn_id),
-            valid,
-        )
-    return table
+FACT_COLUMNS = ("#", "subject", "predicate", "object", "speaker", "turn", "valid")
 
 
-def _print_facts(facts: list[Fact], title: str, as_json: bool) -> None:
+def _fact_row(f: Fact) -> list[str]:
+    return [
+        str(f.seq),
+        f.subject,
+        f.predicate,
+        f.object,
+        f.speaker or "",
+        "" if f.turn_id is None else str(f.turn_id),
+        f"{f.valid_from}–" + ("now" if f.valid_to is None else str(f.valid_to)),
+    ]
+
+
+def _print_facts(memory: Memory, facts: list[Fact], title: str, entity: str, as_json: bool) -> None:
     if as_json:
         emit_json({"facts": [f.to_dict() for f in facts]})
-    elif not facts:
-        click.echo(f"{title}: none")
-    else:
-        Console(soft_wrap=True).print(_fact_table(facts, title))
+    elif facts:
+        print_table(title, FACT_COLUMNS, [_fact_row(f) for f in facts])
+    if not facts:
+        # Said on stderr: stdout stays empty (or valid JSON) for a script reading it.
+        click.echo(f"{title}: none{_did_you_mean(memory, entity)}", err=True)
 
 
-def answer_document(answer: Answer) -> dict[str, Any]:
-    return {
-        "question": answer.question,
-        "answer": answer.answer,
-        "values": list(answer.values),
-        "reading": answer.reading,
-        "evidence": [f.to_dict() for f in answer.evidence],
-        "context": answer.context,
-    }
+def _did_you_mean(memory: Memory, entity: str) -> str:
+    names = memory.stored_names(entity)
+    return f" (stored as {', '.join(names)})" if names else ""
+
+
+def _print_answer(answer: Answer, top_k: int) -> None:
+    click.echo(answer.line())
+    for fact in answer.evidence:
+        click.echo(f"  <- {fact.line()}")
+    if not answer.known and answer.candidate is not None:
+        c = answer.candidate
+        click.echo(f"  best reading, not sure enough: {c.answer}  (confidence {c.confidence:.2f})")
+    if top_k > 1:
+        # The answer's own reading comes first when it has one; list the others.
+        others = list(answer.readings)
+        if answer.known and others and others[0].evidence == answer.evidence:
+            others = others[1:]
+        for n, reading in enumerate(others, 2):
+            how = f", {reading.reading}" if reading.reading else ""
+            click.echo(f"reading {n}: {reading.answer}  (confidence {reading.confidence:.2f}{how})")
+            for fact in reading.evidence:
+                click.echo(f"  <- {fact.line()}")
 
 
 @click.command()
@@ -57,7 +77,11 @@ def answer_document(answer: Answer) -> dict[str, Any]:
 @click.option("--speaker", help="Who stated the fact (provenance).")
 @click.option("--turn", "turn_id", type=int, help="The conversation turn it was stated at.")
 @click.option("--fact-id", help="Your own id for the fact.")
-@click.option("--multi", is_flag=True, help="The predicate is multi-valued: values accumulate.")
+@click.option(
+    "--multi",
+    is_flag=True,
+    help="Add this value beside the current ones (see declare-multi to declare it once).",
+)
 @store_options
 @json_option
 @friendly_errors
@@ -79,7 +103,7 @@ def remember(
     value changes nothing.
 
     \b
-    ctxneo remember AuthModule DEPENDS_ON RateLimiter --multi --store memory.jsonl
+    ctxneo remember AuthModule DEPENDS_ON RateLimiter --store memory.jsonl
     """
     with memory_from(store) as memory:
         before = memory.current(subject, predicate)
@@ -116,23 +140,58 @@ def remember(
 @click.argument("question")
 @click.option("--speaker", help="Who asks (resolves 'I' and 'my').")
 @click.option("--as-of", type=int, help="Answer as the memory stood at this sequence number.")
+@click.option(
+    "--top-k",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Show this many readings of the question, best first.",
+)
+@click.option(
+    "--min-confidence",
+    type=click.FloatRange(0.0, 1.0),
+    help="Answer UNKNOWN below this confidence. [default: the answerer's]",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    help="A token budget for the context an LLM would be sent.",
+)
 @store_options
 @json_option
 @friendly_errors
-def ask(question: str, speaker: str | None, as_of: int | None, as_json: bool, **store: Any) -> None:
-    """Answer QUESTION from the memory, with the facts used as evidence.
+def ask(
+    question: str,
+    speaker: str | None,
+    as_of: int | None,
+    top_k: int,
+    min_confidence: float | None,
+    max_tokens: int | None,
+    as_json: bool,
+    **store: Any,
+) -> None:
+    """Answer QUESTION from the memory, with its evidence.
+
+    Prints the answer and its confidence (or UNKNOWN and why), then the
+    evidence; --json prints everything, the context an LLM would be sent
+    included.
 
     \b
     ctxneo ask "Which team owns the service checkout depends on?" --store memory.jsonl
     """
-    with memory_from(store) as memory:
-        answer = memory.ask(question, speaker=speaker, as_of=as_of)
+    with memory_from(store, create=False) as memory:
+        answer = memory.ask(
+            question,
+            speaker=speaker,
+            as_of=as_of,
+            k=top_k,
+            min_confidence=min_confidence,
+            max_tokens=max_tokens,
+        )
     if as_json:
-        emit_json(answer_document(answer))
-        return
-    click.echo(answer.answer)
-    for fact in answer.evidence:
-        click.echo(f"  <- {fact.line()}")
+        emit_json(answer.to_dict())
+    else:
+        _print_answer(answer, top_k)
 
 
 @click.command()
@@ -142,10 +201,14 @@ def ask(question: str, speaker: str | None, as_of: int | None, as_json: bool, **
 @json_option
 @friendly_errors
 def history(subject: str, predicate: str | None, as_json: bool, **store: Any) -> None:
-    """Every fact of SUBJECT (and PREDICATE), current and closed, oldest first."""
-    with memory_from(store) as memory:
+    """Show every value of SUBJECT (and PREDICATE), oldest first.
+
+    Current and closed facts, with who stated them and when each held.
+    """
+    with memory_from(store, create=False) as memory:
         facts = memory.history(subject, predicate)
-    _print_facts(facts, f"history of {subject}" + (f" {predicate}" if predicate else ""), as_json)
+        title = f"history of {subject}" + (f" {predicate}" if predicate else "")
+        _print_facts(memory, facts, title, subject, as_json)
 
 
 @click.command()
@@ -158,10 +221,14 @@ def history(subject: str, predicate: str | None, as_json: bool, **store: Any) ->
 def facts(
     entity: str, as_of: int | None, include_closed: bool, as_json: bool, **store: Any
 ) -> None:
-    """The facts with ENTITY as subject or object (current ones unless --all), newest first."""
-    with memory_from(store) as memory:
+    """Show the facts touching ENTITY, newest first.
+
+    ENTITY is their subject or object. Current facts only, unless --all
+    (closed ones too) or --as-of N (those that held at sequence number N).
+    """
+    with memory_from(store, create=False) as memory:
         found = memory.facts(entity, as_of=as_of, history=include_closed)
-    _print_facts(found, f"facts of {entity}", as_json)
+        _print_facts(memory, found, f"facts of {entity}", entity, as_json)
 
 
 @click.command()
@@ -172,12 +239,14 @@ def facts(
 @json_option
 @friendly_errors
 def retract(subject: str, predicate: str, object: str | None, as_json: bool, **store: Any) -> None:
-    """Close the current value(s) of SUBJECT PREDICATE (only OBJECT, if given).
+    """Close the current value(s) of SUBJECT PREDICATE.
 
-    The facts stay in the history; exits with 1 when nothing current matches.
+    With OBJECT, only that value is closed. The facts stay in the history;
+    exits with 1 when nothing current matches.
     """
-    with memory_from(store) as memory:
+    with memory_from(store, create=False) as memory:
         closed = memory.retract(subject, predicate, object)
+        hint = "" if closed else _did_you_mean(memory, subject)
     if as_json:
         emit_json({"closed": [f.to_dict() for f in closed]})
     else:
@@ -185,7 +254,7 @@ def retract(subject: str, predicate: str, object: str | None, as_json: bool, **s
             click.echo(f"retracted #{fact.seq}: {fact.subject} {fact.predicate} {fact.object}")
     if not closed:
         what = " ".join(x for x in (subject, predicate, object) if x)
-        raise click.ClickException(f"nothing current to retract for {what}")
+        raise CommandError(f"nothing current to retract for {what}{hint}")
 
 
 @click.command()
@@ -194,10 +263,39 @@ def retract(subject: str, predicate: str, object: str | None, as_json: bool, **s
 @store_options
 @friendly_errors
 def alias(phrase: str, entity: str, **store: Any) -> None:
-    """Let questions name ENTITY as PHRASE (e.g. "the money team" for Finance_Eng)."""
+    """Let questions name ENTITY as PHRASE.
+
+    \b
+    ctxneo alias "the money team" Finance_Eng --store memory.jsonl
+    """
     with memory_from(store) as memory:
         memory.alias(phrase, entity)
     click.echo(f"alias: {phrase!r} -> {entity}")
+
+
+@click.command(name="declare-multi")
+@click.argument("predicates", nargs=-1, required=True, metavar="PREDICATE...")
+@store_options
+@json_option
+@friendly_errors
+def declare_multi(predicates: tuple[str, ...], as_json: bool, **store: Any) -> None:
+    """Declare predicates multi-valued, once for the whole memory.
+
+    A new value of a multi-valued predicate is added beside the current ones
+    instead of closing them (DEPENDS_ON: a service depends on several). The
+    declaration is stored with the memory and holds for every later write;
+    without it, every predicate holds one value per subject.
+
+    \b
+    ctxneo declare-multi DEPENDS_ON USES --store memory.jsonl
+    """
+    with memory_from(store) as memory:
+        memory.declare_multi_valued(*predicates)
+        declared = sorted(memory.multi_valued())
+    if as_json:
+        emit_json({"multi_valued": declared})
+    else:
+        click.echo(f"multi-valued: {', '.join(declared)}")
 
 
 @click.command()
@@ -205,8 +303,8 @@ def alias(phrase: str, entity: str, **store: Any) -> None:
 @json_option
 @friendly_errors
 def stats(as_json: bool, **store: Any) -> None:
-    """Counts of facts, current facts, entities and predicates."""
-    with memory_from(store) as memory:
+    """Count the facts, current facts, entities and predicates."""
+    with memory_from(store, create=False) as memory:
         counts = memory.stats()
     if as_json:
         emit_json(counts)
@@ -215,4 +313,73 @@ def stats(as_json: bool, **store: Any) -> None:
             click.echo(f"{key}: {value}")
 
 
-COMMANDS = [remember, ask, history, facts, retract, alias, stats]
+@click.command()
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@store_options
+@friendly_errors
+def clear(yes: bool, **store: Any) -> None:
+    """Delete everything a memory holds (asks first).
+
+    On Neo4j only the memory's namespace is deleted, nothing else on the
+    server. A journal keeps its file: the clear is recorded in it.
+    """
+    with memory_from(store, create=False) as memory:
+        where = describe(memory)
+        held = memory.stats()
+        if not yes:
+            prompt = f"Delete {held['facts']} facts and everything else in {where}?"
+            try:
+                confirmed = click.confirm(prompt, default=False, err=True)
+            except click.Abort:  # no answer (end of input): the prompt's line still needs ending
+                click.echo(err=True)
+                confirmed = False
+            if not confirmed:
+                raise CommandError(f"nothing deleted (answer y, or pass --yes): {where}")
+        memory.clear()
+    click.echo(f"cleared {where} ({held['facts']} facts)")
+
+
+@click.command()
+@store_options
+@json_option
+@friendly_errors
+def namespaces(as_json: bool, **store: Any) -> None:
+    """List the memories (namespaces) on a Neo4j server.
+
+    Each with its counts of facts, current facts and entities.
+    """
+    store_path, _ = memory_location(store.get("store_path"), store.get("uri"))
+    if store_path is not None:
+        raise CommandError(
+            f"namespaces are a Neo4j thing: a journal ({store_path}) holds one memory "
+            "(see `ctxneo stats`); give --uri to list a server's",
+            EXIT_USAGE,
+        )
+    with memory_from(store) as memory:
+        found = memory.namespaces() or {}
+    if as_json:
+        emit_json({"namespaces": found})
+        return
+    if not found:
+        click.echo("no memories on this server", err=True)
+        return
+    columns = ("namespace", "facts", "current", "entities", "last seq")
+    rows = [
+        [ns, str(c["facts"]), str(c["current_facts"]), str(c["entities"]), str(c["last_seq"])]
+        for ns, c in found.items()
+    ]
+    print_table("namespaces", columns, rows)
+
+
+COMMANDS = [
+    remember,
+    ask,
+    history,
+    facts,
+    retract,
+    alias,
+    declare_multi,
+    stats,
+    clear,
+    namespaces,
+]

@@ -2,48 +2,64 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import asdict
 from pathlib import Path
 
 import click
 
+from ctxneo.cli.group import CtxneoGroup
 from ctxneo.cli.options import emit_json, friendly_errors, json_option
-from ctxneo.neo4j_local.server import NEO4J_VERSION, LocalNeo4j, default_data_dir
+from ctxneo.neo4j_local.server import NEO4J_VERSION, LocalNeo4j, ServerInfo, default_data_dir
 
 data_option = click.option(
     "--data",
     "data_dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help=f"Data directory of the server. [default: {default_data_dir()}]",
+    help="The server's data directory: its databases, log, state and password; "
+    f"one directory, one server. [default: {default_data_dir()}]",
 )
 
 
-@click.group()
+@click.group(cls=CtxneoGroup)
 def neo4j() -> None:
-    """Run a local Neo4j 5.26 from Maven Central jars (needs Java 17 and Maven, not Docker).
+    """Run a local Neo4j 5.26 from Maven jars (Java 17, no Docker).
+
+    The jars come from Maven Central (Maven is needed once). The server
+    listens on 127.0.0.1 only, with authentication on (user neo4j, a password
+    generated on the first start and kept in the data directory, readable by
+    its owner only), and its Cypher cannot read files or reach the network.
 
     \b
-    eval "$(ctxneo neo4j start --export)"    # start it and set NEO4J_URI
+    eval "$(ctxneo neo4j start --export)"    # start it, set NEO4J_URI/USER/PASSWORD
     ctxneo bench --backend all               # both stores, answers compared
     ctxneo neo4j stop
     """
 
 
+def _exports(info: ServerInfo, password: str) -> str:
+    values = {"NEO4J_URI": info.uri, "NEO4J_USER": info.user, "NEO4J_PASSWORD": password}
+    return "export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in values.items())
+
+
 @neo4j.command()
 @data_option
-@click.option("--port", type=int, help="Bolt port. [default: a free one]")
+@click.option("--port", type=click.IntRange(1, 65535), help="Bolt port. [default: a free one]")
 @click.option("--heap", default="768m", show_default=True, help="JVM heap (-Xmx).")
 @click.option(
     "--page-cache",
     "page_cache_mb",
-    type=int,
+    type=click.IntRange(min=8),
     default=128,
     show_default=True,
     help="Page cache in MB.",
 )
 @click.option(
-    "--export", "as_export", is_flag=True, help="Print only `export NEO4J_URI=...` (for eval)."
+    "--export",
+    "as_export",
+    is_flag=True,
+    help="Print only `export NEO4J_URI=... NEO4J_USER=... NEO4J_PASSWORD=...` (for eval).",
 )
 @json_option
 @friendly_errors
@@ -55,22 +71,25 @@ def start(
     as_export: bool,
     as_json: bool,
 ) -> None:
-    """Start a server (or report the one already running on this data directory).
+    """Start a server, or report the one already running on the data directory.
 
-    The first start fetches the jars (~120 MB) with Maven; the server is ready
-    when this returns: Bolt answers at the printed URI.
+    The first start fetches the jars (~120 MB) with Maven and generates the
+    password; the server is ready when this returns: Bolt answers at the
+    printed URI. ctxneo commands given that URI find the password themselves.
     """
     server = LocalNeo4j(data_dir, port=port, heap=heap, page_cache_mb=page_cache_mb)
     info = server.start(log=lambda line: click.echo(line, err=True))
+    password = server.password() or ""
     if as_json:
         emit_json(asdict(info))
     elif as_export:
-        click.echo(f"export NEO4J_URI={info.uri}")
+        click.echo(_exports(info, password))
     else:
         click.echo(
             f"Neo4j {NEO4J_VERSION} is up at {info.uri} (pid {info.pid}, data {info.data_dir})"
         )
-        click.echo(f"  export NEO4J_URI={info.uri}")
+        click.echo(f"  user {info.user}, password in {info.password_file}")
+        click.echo('  eval "$(ctxneo neo4j start --export)" sets NEO4J_URI, USER and PASSWORD')
 
 
 @neo4j.command()

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import functools
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from ctxneo.errors import CtxneoError, ScenarioError
+from ctxneo.errors import ConfigError, CtxneoError, ScenarioError
 from ctxneo.memory import Memory
+from ctxneo.neo4j_local.server import local_credentials
+from ctxneo.neo4j_uri import check_uri, redact
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -36,14 +37,47 @@ def json_option(f: F) -> F:
     )(f)  # type: ignore[return-value]
 
 
+def _uri(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Check a Neo4j URI when it is given (an unsupported scheme is a usage error)."""
+    if not value:
+        return None
+    try:
+        return check_uri(value)
+    except ConfigError as e:
+        raise click.BadParameter(str(e), ctx=ctx, param=param) from e
+
+
+def _local_credentials(f: F) -> F:
+    """Fill in the local server's user and password when the URI is that server's.
+
+    ``ctxneo neo4j start`` generates the password of the Neo4j it starts; a
+    command pointed at that server (by ``--uri`` or the ``--to-uri`` /
+    ``--from-uri`` of export) without a password uses it, so nobody has to
+    copy it around. A password given explicitly always wins.
+    """
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs.get("password"):
+            uri = next((kwargs[k] for k in ("uri", "to_uri", "from_uri") if kwargs.get(k)), None)
+            found = local_credentials(uri) if uri else None
+            if found is not None:
+                kwargs["user"], kwargs["password"] = found
+        return f(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 def connection_options(f: F) -> F:
     """--uri/--user/--password/--database, defaulting to the NEO4J_* variables."""
+    f = _local_credentials(f)
     for decorator in reversed(
         [
             click.option(
                 "--uri",
                 envvar="NEO4J_URI",
-                help="Neo4j URI (bolt://, neo4j://, neo4j+s://). [env: NEO4J_URI]",
+                callback=_uri,
+                help="Neo4j URI (bolt://, neo4j://, neo4j+s://...). [env: NEO4J_URI]",
             ),
             click.option(
                 "--user",
@@ -56,7 +90,8 @@ def connection_options(f: F) -> F:
                 "--password",
                 envvar="NEO4J_PASSWORD",
                 default=None,
-                help="Neo4j password. [env: NEO4J_PASSWORD]",
+                help="Neo4j password (the local server's is found by itself). "
+                "[env: NEO4J_PASSWORD]",
             ),
             click.option(
                 "--database",
@@ -90,15 +125,45 @@ def store_options(f: F) -> F:
         "store_path",
         envvar="CTXNEO_STORE",
         type=click.Path(dir_okay=False, path_type=Path),
-        help="Journal file of an embedded memory (created if missing). [env: CTXNEO_STORE]",
+        help="Journal file of an embedded memory (a write creates it). [env: CTXNEO_STORE]",
     )(f)  # type: ignore[return-value]
+
+
+def open_memory(
+    store_path: Path | None,
+    uri: str | None,
+    user: str,
+    password: str | None,
+    database: str | None,
+    namespace: str,
+    *,
+    create: bool = True,
+) -> Memory:
+    """Open the memory the options name (``create=False`` for commands that only read).
+
+    Raises:
+        click.UsageError: neither or both of --store and --uri are given.
+        CtxneoError: the memory cannot be opened (or, not creating, does not exist).
+    """
+    store_path, uri = memory_location(store_path, uri)
+    if store_path is not None:
+        return Memory.open(store_path, create=create)
+    return Memory.open(
+        uri=uri,
+        user=user,
+        password=password,
+        database=database,
+        namespace=namespace,
+        create=create,
+    )
 
 
 def memory_location(store_path: Path | None, uri: str | None) -> tuple[Path | None, str | None]:
     """Which of --store and --uri names the memory: exactly one of the pair comes back.
 
     Raises:
-        click.UsageError: neither or both of --store and --uri are given.
+        click.UsageError: neither is given, or both on the command line (or both
+            from the environment).
     """
     if store_path is not None and uri:
         # An option given on the command line wins over one from the environment.
@@ -117,31 +182,11 @@ def memory_location(store_path: Path | None, uri: str | None) -> tuple[Path | No
         raise click.UsageError(
             "say where the memory lives: --store FILE (an embedded journal) or --uri URI (Neo4j)"
         )
-    return store_path, uri
+    return store_path, (None if store_path is not None else uri)
 
 
-def open_memory(
-    store_path: Path | None,
-    uri: str | None,
-    user: str,
-    password: str | None,
-    database: str | None,
-    namespace: str,
-) -> Memory:
-    """Open the memory the options name.
-
-    Raises:
-        click.UsageError: neither or both of --store and --uri are given.
-    """
-    store_path, uri = memory_location(store_path, uri)
-    if store_path is not None:
-        return Memory.open(store_path)
-    return Memory.open(
-        uri=uri, user=user, password=password, database=database, namespace=namespace
-    )
-
-
-def memory_from(kwargs: dict[str, Any]) -> Memory:
+def memory_from(kwargs: dict[str, Any], *, create: bool = True) -> Memory:
+    """The memory the store options in ``kwargs`` name (they are removed from it)."""
     return open_memory(
         kwargs.pop("store_path", None),
         kwargs.pop("uri"),
@@ -149,7 +194,20 @@ def memory_from(kwargs: dict[str, Any]) -> Memory:
         kwargs.pop("password"),
         kwargs.pop("database"),
         kwargs.pop("namespace"),
+        create=create,
     )
+
+
+def describe(memory: Memory) -> str:
+    """Where a memory lives, for messages: its journal, or its namespace and server."""
+    store = memory.store
+    path = getattr(store, "path", None)
+    if path is not None:
+        return f"the journal {path}"
+    namespace, uri = getattr(store, "namespace", None), getattr(store, "uri", None)
+    if namespace is not None and uri is not None:
+        return f"namespace {namespace!r} at {redact(uri)}"
+    return "the in-process memory"
 
 
 def emit_json(doc: object) -> None:
@@ -157,19 +215,44 @@ def emit_json(doc: object) -> None:
 
 
 def friendly_errors(f: F) -> F:
-    """Turn ctxneo's own errors into one line on stderr and a non-zero exit code."""
+    """Turn ctxneo's own errors into one line on stderr and a documented exit code.
+
+    ``ScenarioError`` (a malformed input file) exits with 2 like a usage
+    error; any other ``CtxneoError`` or an OS error on a named file with 1.
+    Messages never show a password written into a URI.
+    """
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return f(*args, **kwargs)
         except ScenarioError as e:
-            click.echo(f"Error: {e}", err=True)
-            sys.exit(2)
+            raise CommandError(str(e), EXIT_USAGE) from e
         except CtxneoError as e:
-            raise click.ClickException(str(e)) from e
+            raise CommandError(str(e)) from e
         except OSError as e:  # a file named on the command line cannot be written or read
             where = f" {e.filename}" if e.filename else ""
-            raise click.ClickException(f"{e.strerror or e}:{where}") from e
+            raise CommandError(f"{e.strerror or e}:{where}") from e
 
     return wrapper  # type: ignore[return-value]
+
+
+#: Exit codes (the README's "Exit codes" lists them).
+EXIT_FAILED = 1  # the command could not do what was asked; the message says why
+EXIT_USAGE = 2  # bad options or arguments, or a malformed input file
+EXIT_INTERNAL = 3  # a bug in ctxneo (CTXNEO_DEBUG=1 shows the traceback)
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
+
+
+class CommandError(click.ClickException):
+    """One line on stderr, ``Error: ...``, and an exit code; no URI password shown."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_FAILED) -> None:
+        super().__init__(one_line(redact(message)))
+        self.exit_code = exit_code
+
+
+def one_line(message: str) -> str:
+    """A message on one line: later lines are joined with " / " (a CLI error is one line)."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    return " / ".join(lines)
