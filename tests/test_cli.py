@@ -12,6 +12,8 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ctxneo import ConfigError, CtxneoError, Memory
 from ctxneo.cli import main
@@ -486,3 +488,33 @@ def test_the_local_servers_password_is_found_by_the_commands(
     clear = ["clear", "--yes", "--uri", neo4j_server.uri, "--namespace", ns]
     result = CliRunner(env=env).invoke(main, clear)
     assert result.exit_code == 0, result.output
+
+
+# -- fuzzing ----------------------------------------------------------------------------
+
+# Any text a shell can pass, undecodable bytes (lone surrogates) and control characters included.
+arguments = st.text(
+    st.characters(codec="utf-8", exclude_categories=("Cs",)) | st.sampled_from("\udcff\x00\n'\""),
+    max_size=30,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    command=st.sampled_from(
+        ["remember", "ask", "facts", "history", "retract", "alias", "declare-multi", "stats"]
+    ),
+    args=st.lists(arguments, max_size=4),
+)
+def test_any_arguments_give_an_answer_or_one_error_line(
+    command: str, args: list[str], tmp_path: Path
+) -> None:
+    store = tmp_path / "fuzz.jsonl"
+    store.touch()  # an empty journal: readers have something to read
+    result = CliRunner(env=CLEAN).invoke(main, [command, *args, "--store", str(store)])
+    assert result.exit_code in (0, 1, 2), (result.exit_code, result.output)
+    assert "Traceback" not in result.output
+    if result.exit_code:
+        one_error_line(result)
