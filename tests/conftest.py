@@ -18,8 +18,9 @@ the ``neo4j_server`` fixture, and to the ``store`` fixture's Neo4j case), so
 
 from __future__ import annotations
 
-import contextlib
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -61,20 +62,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "neo4j_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.neo4j)
-
-
-def _announce(config: pytest.Config, text: str) -> None:
-    """One line on the terminal, outside the test output capture."""
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    capture = config.pluginmanager.get_plugin("capturemanager")
-    if reporter is None:
-        return
-    if capture is not None:
-        with capture.global_and_fixture_disabled():
-            reporter.ensure_newline()
-            reporter.write_line(text)
-    else:
-        reporter.write_line(text)
 
 
 def _from_environment() -> Neo4jServer | None:
@@ -123,18 +110,22 @@ def _from_jars(base: Path) -> tuple[Neo4jServer, object] | str:
     return Neo4jServer(info.uri, info.user, server.password(), "jars", server), server
 
 
-@pytest.fixture(scope="session")
-def neo4j_server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Neo4jServer]:
-    """A real Neo4j for the whole session (see the module docstring for where it comes from)."""
+#: The session's Neo4j, found or started once: the server and what stops it, or why none.
+_SESSION: dict[str, Any] = {}
+
+
+def _provide() -> Neo4jServer | str:
+    """The session's Neo4j (see the module docstring), or why there is none; once."""
+    if "got" in _SESSION:
+        return _SESSION["got"]  # type: ignore[no-any-return]
     given = _from_environment()
     if given is not None:
-        _announce(request.config, f"Neo4j for the tests: {given.uri} (from NEO4J_URI)")
-        yield given
-        return
+        _SESSION.update(got=given, line=f"Neo4j for the tests: {given.uri} (from NEO4J_URI)")
+        return given
+    base = Path(tempfile.mkdtemp(prefix="ctxneo-test-neo4j-"))
+    _SESSION["base"] = base
     reasons = []
-    for attempt in (lambda: _from_docker(), lambda: _from_jars(tmp_path_factory.mktemp("neo4j"))):
+    for attempt in (_from_docker, lambda: _from_jars(base)):
         got = attempt()
         if isinstance(got, str):
             reasons.append(got)
@@ -144,26 +135,39 @@ def neo4j_server(
             "testcontainers": "a neo4j:5.26-community container (testcontainers)",
             "jars": "Neo4j from the Maven jars, authentication on",
         }[server.source]
-        _announce(request.config, f"Neo4j for the tests: {server.uri}, {how}")
-        try:
-            yield server
-        finally:
-            handle.stop()  # type: ignore[attr-defined]
-        return
+        _SESSION.update(got=server, handle=handle, line=f"Neo4j for the tests: {server.uri}, {how}")
+        return server
     why = "no Neo4j for the tests: " + "; ".join(reasons)
-    _announce(request.config, why)
+    _SESSION.update(got=why, line=why)
+    return why
+
+
+def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> list[str]:
+    """Start the Neo4j when a selected test needs one, and say which, before the first test."""
+    if config.option.collectonly or not any(i.get_closest_marker("neo4j") for i in items):
+        return []
+    _provide()
+    return [_SESSION["line"]]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    handle = _SESSION.pop("handle", None)
+    if handle is not None:
+        handle.stop()
+    base = _SESSION.pop("base", None)
+    if base is not None:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def neo4j_server() -> Neo4jServer:
+    """A real Neo4j for the whole session (see the module docstring for where it comes from)."""
+    got = _provide()
+    if isinstance(got, Neo4jServer):
+        return got
     if os.environ.get("CTXNEO_REQUIRE_NEO4J") == "1":
-        pytest.fail(why + " (CTXNEO_REQUIRE_NEO4J=1)", pytrace=False)
-    pytest.skip(why)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _neo4j_first(request: pytest.FixtureRequest) -> None:
-    """Start (and name) the session's Neo4j before the first test, when a test needs one."""
-    if any(item.get_closest_marker("neo4j") for item in request.session.items):
-        # Each Neo4j test reports a missing server itself; the others run.
-        with contextlib.suppress(pytest.skip.Exception, pytest.fail.Exception):
-            request.getfixturevalue("neo4j_server")
+        pytest.fail(got + " (CTXNEO_REQUIRE_NEO4J=1)", pytrace=False)
+    pytest.skip(got)
 
 
 def connect(server: Neo4jServer, namespace: str | None = None) -> Store:
