@@ -59,11 +59,12 @@ def _print_answer(answer: Answer, top_k: int) -> None:
         c = answer.candidate
         click.echo(f"  best reading, not sure enough: {c.answer}  (confidence {c.confidence:.2f})")
     if top_k > 1:
-        # The answer's own reading comes first when it has one; list the others.
+        # The answer's own reading comes first when it has one: it is reading 1, shown above.
         others = list(answer.readings)
+        first = 1
         if answer.known and others and others[0].evidence == answer.evidence:
-            others = others[1:]
-        for n, reading in enumerate(others, 2):
+            others, first = others[1:], 2
+        for n, reading in enumerate(others, first):
             how = f", {reading.reading}" if reading.reading else ""
             click.echo(f"reading {n}: {reading.answer}  (confidence {reading.confidence:.2f}{how})")
             for fact in reading.evidence:
