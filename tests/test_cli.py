@@ -84,6 +84,13 @@ def test_the_command_list_shows_whole_sentences() -> None:
             assert f"{path[0]} {command.get_short_help_str(limit=10_000)}" in words
 
 
+@pytest.mark.parametrize("group", [[], ["neo4j"]])
+def test_a_group_without_a_command_shows_its_help(group: list[str]) -> None:
+    result = run(*group, code=2)
+    assert result.stderr.startswith("Usage: ") and "Commands:" in result.stderr
+    assert "Error" not in result.stderr
+
+
 def test_remember_ask_history_facts_retract_on_a_journal(tmp_path: Path) -> None:
     store = str(tmp_path / "memory.jsonl")
     out = run(

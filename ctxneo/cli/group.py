@@ -112,6 +112,9 @@ class CtxneoGroup(click.Group):
         # here every error is the one `Error:` line.
         try:
             result = super().main(arguments, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as e:  # a bare group: its help, not an error
+            e.show()
+            sys.exit(e.exit_code)
         except click.UsageError as e:
             hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
             return _fail(e.format_message() + hint, e.exit_code)
