@@ -74,7 +74,10 @@ class Memory:
                 # Reading a namespace nothing was written to is a typo to report.
                 held = store.namespaces() or {}
                 store.close()
-                there = ", ".join(sorted(held)) or "none"
+                names = sorted(held)
+                there = ", ".join(names[:10]) or "none"
+                if len(names) > 10:
+                    there += f" and {len(names) - 10} more"
                 raise StoreError(
                     f"namespace {namespace!r} at {store.uri} holds no memory "
                     f"(namespaces there: {there})"
