@@ -58,6 +58,9 @@ def test_every_imported_distribution_is_a_dependency() -> None:
         "rich": "rich",
         "matplotlib": "matplotlib",
         "psutil": "psutil",
+        "mcp": "mcp",
+        "pydantic": "pydantic",
+        "numpy": "numpy",
     }
     declared = {
         d.split(">")[0].split("<")[0].split("=")[0].split("[")[0].strip().lower()
