@@ -9,11 +9,26 @@ from typing import Any
 from ctxneo.answer import Answerer
 from ctxneo.errors import InvalidFactError, StoreError
 from ctxneo.linking import Lexicon
-from ctxneo.model import Answer, Fact, NewFact, check_predicate
+from ctxneo.model import (
+    Answer,
+    Fact,
+    NewFact,
+    check_int,
+    check_name,
+    check_namespace,
+    check_predicate,
+    check_text,
+)
 from ctxneo.stores.base import Store
 from ctxneo.text import index_keys
 
 FactLike = NewFact | Mapping[str, Any] | tuple[str, str, str]
+
+#: The longest question :meth:`Memory.ask` reads: a question, not a document
+#: (the answerer's work grows with the words; 50,000 of them took seconds).
+MAX_QUESTION_CHARS = 2_000
+#: At most this many readings per answer.
+MAX_READINGS = 50
 
 
 class Memory:
@@ -40,11 +55,12 @@ class Memory:
         namespace: str = "default",
         lexicon: Lexicon | None = None,
         create: bool = True,
+        fsync: str | None = None,
     ) -> Memory:
         """Open a memory.
 
         Args:
-            path: a journal file for the embedded store (created if missing);
+            path: a journal file for the embedded store (made by the first write);
                 ``None`` keeps the memory in process only.
             uri: a Neo4j URI (``bolt://``, ``neo4j://``, ``neo4j+s://``...);
                 when given, the memory lives in Neo4j instead.
@@ -53,19 +69,29 @@ class Memory:
             create: make the journal when it does not exist; ``False`` for a
                 caller that only reads (a missing file is then a ``JournalError``,
                 a Neo4j namespace that holds nothing a ``StoreError`` naming the
-                namespaces that exist).
+                namespaces that exist). Either way a journal is made by the first
+                write, never by reading.
+            fsync: the journal's fsync policy: ``always`` (before every write
+                returns; the default, or ``$CTXNEO_FSYNC``), ``batch`` (every
+                64 writes and at close) or ``off`` (the kernel decides).
 
         Raises:
             JournalError: the journal cannot be read.
             ConfigError: ``uri`` is not a Neo4j URI (e.g. ``http://``).
             StoreUnavailable: Neo4j cannot be reached at ``uri``.
             StoreError: ``create=False`` and the namespace holds nothing.
+            InvalidFactError: an argument has the wrong type.
         """
+        if not isinstance(create, bool):
+            raise InvalidFactError(f"create must be True or False, got {create!r}")
         if uri is not None:
             if path is not None:
                 raise InvalidFactError("give either a journal path or a Neo4j URI, not both")
             from ctxneo.stores.neo4j import Neo4jStore
 
+            for value, what in ((user, "user"), (password, "password"), (database, "database")):
+                if value is not None:
+                    check_text(value, what)
             store: Store = Neo4jStore(
                 uri, user=user, password=password, database=database, namespace=namespace
             )
@@ -85,7 +111,8 @@ class Memory:
         else:
             from ctxneo.stores.networkx import NetworkXStore
 
-            store = NetworkXStore(path, create=create)
+            check_namespace(namespace)
+            store = NetworkXStore(path, create=create, fsync=fsync)
         return cls(store, lexicon=lexicon)
 
     # -- writes -----------------------------------------------------------------
@@ -108,16 +135,26 @@ class Memory:
         Raises:
             InvalidFactError: a name is empty or the predicate is not an identifier.
         """
+        if not isinstance(multi, bool):
+            raise InvalidFactError(f"multi must be True or False, got {multi!r}")
         return self.store.remember(
             NewFact(subject, predicate, object, speaker, turn_id, fact_id, multi)
         )
 
     def remember_many(self, facts: Iterable[FactLike]) -> list[Fact]:
-        """Store facts with exactly the semantics of one-at-a-time :meth:`remember`, batched."""
+        """Store facts with exactly the semantics of one-at-a-time :meth:`remember`, batched.
+
+        One write: on the journal one line, on Neo4j one transaction; all or nothing.
+        """
+        if isinstance(facts, (str, bytes, Mapping)) or not isinstance(facts, Iterable):
+            raise InvalidFactError(f"remember_many takes an iterable of facts, got {facts!r}"[:200])
         return self.store.remember_many([_as_new_fact(f) for f in facts])
 
     def retract(self, subject: str, predicate: str, object: str | None = None) -> list[Fact]:
         """Close the current value(s) of (subject, predicate), or just ``object``; return them."""
+        check_name(subject, "subject")
+        if object is not None:
+            check_name(object, "object")
         return self.store.retract(subject, check_predicate(predicate), object)
 
     def declare_multi_valued(self, *predicates: str) -> None:
@@ -129,7 +166,7 @@ class Memory:
         write and every process; no predicate is multi-valued unless declared
         (or written with ``multi=True``).
         """
-        self.store.declare_multi_valued(predicates)
+        self.store.declare_multi_valued([check_predicate(p) for p in predicates])
 
     def multi_valued(self) -> frozenset[str]:
         """The predicates declared multi-valued."""
@@ -169,8 +206,29 @@ class Memory:
                 (it is then the only anchor).
 
         Raises:
-            InvalidFactError: an argument has the wrong type or range.
+            InvalidFactError: an argument has the wrong type or range, or the
+                question is longer than :data:`MAX_QUESTION_CHARS`.
         """
+        _check_question(question)
+        if speaker is not None:
+            check_text(speaker, "speaker")
+        if topic is not None:
+            check_text(topic, "topic")
+        if as_of is not None:
+            check_int(as_of, "as_of", minimum=0)
+        check_int(k, "k", minimum=1)
+        if k > MAX_READINGS:
+            raise InvalidFactError(f"k must be at most {MAX_READINGS}, got {k}")
+        if max_tokens is not None:
+            check_int(max_tokens, "max_tokens", minimum=1)
+        if min_confidence is not None and (
+            not isinstance(min_confidence, (int, float))
+            or isinstance(min_confidence, bool)
+            or not 0.0 <= min_confidence <= 1.0
+        ):
+            raise InvalidFactError(
+                f"min_confidence must be a number from 0 to 1, got {min_confidence!r}"
+            )
         return self._answerer.ask(
             question,
             speaker=speaker,
@@ -187,8 +245,9 @@ class Memory:
 
     def history(self, subject: str, predicate: str | None = None) -> list[Fact]:
         """Every fact of ``subject`` (and ``predicate``), current and closed, oldest first."""
+        check_text(subject, "subject")
         if predicate is not None:
-            check_predicate(predicate)
+            predicate = check_predicate(predicate)
         return self.store.history(subject, predicate)
 
     def facts(self, entity: str, *, as_of: int | None = None, history: bool = False) -> list[Fact]:
@@ -196,6 +255,11 @@ class Memory:
 
         ``history`` adds closed facts; with ``as_of``, none written after it.
         """
+        check_text(entity, "entity")
+        if as_of is not None:
+            check_int(as_of, "as_of", minimum=0)
+        if not isinstance(history, bool):
+            raise InvalidFactError(f"history must be True or False, got {history!r}")
         found = self.store.facts_of([entity], as_of=as_of, history=history)
         return found if as_of is None else [f for f in found if f.seq <= as_of]
 
@@ -236,6 +300,15 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _check_question(question: object) -> None:
+    if isinstance(question, str) and len(question) > MAX_QUESTION_CHARS:
+        raise InvalidFactError(
+            f"a question is at most {MAX_QUESTION_CHARS:,} characters; this one has "
+            f"{len(question):,}"
+        )
+    check_text(question, "question", max_bytes=4 * MAX_QUESTION_CHARS)
 
 
 def _as_new_fact(f: FactLike) -> NewFact:

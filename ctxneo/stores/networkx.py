@@ -1,50 +1,76 @@
 """The embedded store: a NetworkX graph in process, optionally journaled to a file.
 
-Layout (every structure is a dict lookup, so a write is O(1) in the graph size):
+Layout (every structure is a dict lookup, so a write costs the same whatever
+the size of the graph or the length of a key's history):
 
-- ``graph``: a ``networkx.DiGraph`` over entity names; the data dict of edge
-  (subject, object) maps each fact's sequence number to the :class:`Fact`, so
-  parallel facts between two entities (different predicates, or a value
-  stated, changed and stated again) share one edge.
-- ``by_key``: (subject, predicate) -> that pair's facts in sequence order:
-  supersession reads it instead of scanning edges, and it is the history.
-- ``by_predicate``: predicate -> (subject, seq) of its facts in sequence order,
-  read from the newest end to find "the X that has P" without a scan.
+- ``graph``: a ``networkx.DiGraph`` over entity names (every entity ever
+  named); the data dict of edge (subject, object) maps the sequence number of
+  each *current* fact between them to the :class:`Fact`.
+- ``current``: (subject, predicate) -> object -> the current fact: what
+  supersession reads, one lookup however long the history.
+- ``current_by_predicate``: predicate -> seq -> current fact, in sequence
+  order, read from the newest end for "the X that has P".
+- Closed facts are not kept as objects when the memory is journaled: the
+  store keeps, per fact, its sequence number, the offset of its journal line
+  and when it closed (24 bytes in three arrays), and the sequence numbers of
+  the closed facts per key, entity and predicate; history questions read the
+  facts back from the journal. Memory then grows with the current facts, not
+  with how often they changed. In process only, closed facts stay in a dict.
 - ``postings``: name stem -> entities (and alias owners) having it: the
   inverted index the answerer's entity linking uses instead of a node scan.
+
+A write is planned from the current state without changing it, validated,
+serialized, appended to the journal (see :mod:`ctxneo.stores.journal`) and
+only then applied: a write the journal refuses leaves the process as it was.
+Replay checks the journal's invariants (unique increasing sequence numbers,
+one current value per single-valued key, closes of current facts only) and
+names the first line that breaks one.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import heapq
 import itertools
 import math
+import os
 import threading
-from collections import defaultdict
+import weakref
+from array import array
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import networkx as nx
 
-from ctxneo.errors import JournalError, StoreError
-from ctxneo.model import Fact, NewFact, check_name, check_predicate
+from ctxneo.errors import InvalidFactError, JournalError, StoreError
+from ctxneo.model import (
+    Fact,
+    NewFact,
+    check_int,
+    check_name,
+    check_predicate,
+    check_text,
+)
 from ctxneo.stores.base import (
     MAX_CANDIDATES,
     MAX_NEIGHBOURS,
     MAX_PATHS,
     EntityHit,
     Store,
-    supersede,
 )
-from ctxneo.stores.journal import Journal, fact_record, record_fact
+from ctxneo.stores.journal import Journal, encode_line, fact_record, fsync_policy, record_fact
 from ctxneo.text import index_keys
 
 #: Postings longer than this only score candidates, they do not propose them.
 CANDIDATE_POSTING = 128
+#: Parsed journal lines kept for history reads (a batch line holds many facts).
+LINE_CACHE = 8
 
 _T = TypeVar("_T")
+Op = tuple[Any, ...]
 
 
 def _locked(method: Callable[..., _T]) -> Callable[..., _T]:
@@ -58,15 +84,45 @@ def _locked(method: Callable[..., _T]) -> Callable[..., _T]:
     return wrapper
 
 
-class FactGraph(nx.DiGraph):  # type: ignore[misc]
-    """A DiGraph whose edge (subject, object) data maps sequence numbers to facts.
+# A fork while another thread is inside a store would copy a half-made change
+# into the child: hold every store's lock across fork(), and give the child
+# fresh locks (its copies belong to threads that do not exist there).
+_STORES: weakref.WeakSet[NetworkXStore] = weakref.WeakSet()
+_HELD: list[NetworkXStore] = []
 
-    :meth:`put` writes the adjacency dicts directly (the route NetworkX documents
-    for subclasses): ``add_edge`` and the views cost more than the dict writes.
+
+def _before_fork() -> None:
+    for store in list(_STORES):
+        store._lock.acquire()
+        _HELD.append(store)
+
+
+def _after_fork_in_parent() -> None:
+    while _HELD:
+        _HELD.pop()._lock.release()
+
+
+def _after_fork_in_child() -> None:
+    while _HELD:
+        _HELD.pop()._lock = threading.RLock()
+
+
+os.register_at_fork(
+    before=_before_fork,
+    after_in_parent=_after_fork_in_parent,
+    after_in_child=_after_fork_in_child,
+)
+
+
+class FactGraph(nx.DiGraph):  # type: ignore[misc]
+    """A DiGraph whose edge (subject, object) data maps sequence numbers to current facts.
+
+    :meth:`put` and :meth:`drop` write the adjacency dicts directly (the route
+    NetworkX documents for subclasses): ``add_edge`` and the views cost more.
     """
 
     def put(self, fact: Fact) -> None:
-        """Store ``fact`` on its edge (both nodes must exist), replacing its older version."""
+        """Store ``fact`` on its edge (both nodes must exist)."""
         s, o = fact.subject, fact.object
         edge = self._succ[s].get(o)
         if edge is None:
@@ -74,194 +130,419 @@ class FactGraph(nx.DiGraph):  # type: ignore[misc]
             self._pred[o][s] = edge
         edge[fact.seq] = fact
 
+    def drop(self, fact: Fact) -> None:
+        """Take ``fact`` off its edge, and the edge away when it was the last one."""
+        s, o = fact.subject, fact.object
+        edge = self._succ[s][o]
+        del edge[fact.seq]
+        if not edge:
+            del self._succ[s][o]
+            del self._pred[o][s]
+
+
+def _reopen(path: Path, fsync: str) -> NetworkXStore:
+    return NetworkXStore(path, fsync=fsync)
+
 
 class NetworkXStore(Store):
     """In-process store; with ``path`` every change is appended to a journal.
 
-    With ``create=False`` a missing journal is an error instead of a new file.
+    Args:
+        path: the journal; ``None`` keeps the memory in this process only.
+        create: with ``False`` a missing journal is an error. Either way the
+            file is created by the first write, never by opening or reading.
+        fsync: ``always``, ``batch`` or ``off`` (default ``$CTXNEO_FSYNC``,
+            else ``always``); see :mod:`ctxneo.stores.journal`.
+
+    Raises:
+        JournalError: the journal cannot be read or breaks an invariant.
+        ConfigError: ``fsync`` is not a policy.
     """
 
     backend = "networkx"
 
-    def __init__(self, path: str | Path | None = None, *, create: bool = True) -> None:
+    def __init__(
+        self, path: str | Path | None = None, *, create: bool = True, fsync: str | None = None
+    ) -> None:
+        if path is not None and not isinstance(path, (str, os.PathLike)):
+            raise InvalidFactError(f"a journal path must be a string or a Path, got {path!r}")
         self.path = Path(path) if path is not None else None
-        if self.path is not None and not create and not self.path.exists():
-            # Reading a memory that is not there is a mistake to report, not a file to make.
-            raise JournalError(f"no memory at {self.path}: nothing has been remembered there")
+        self.fsync = fsync_policy(fsync)
+        if self.path is not None and not create:
+            try:
+                exists = self.path.exists()
+            except (OSError, ValueError) as e:
+                raise JournalError(f"cannot open journal {self.path!r}: {e}") from e
+            if not exists:
+                # Reading a memory that is not there is a mistake to report, not a file to make.
+                raise JournalError(f"no memory at {self.path}: nothing has been remembered there")
+        self._journal = Journal(self.path, fsync=self.fsync) if self.path is not None else None
+        self._lock = threading.RLock()
+        self._closed = False
+        self._reset()
+        _STORES.add(self)
+        if self._journal is not None:
+            try:
+                with self._journal.locked() as exists:
+                    if exists:
+                        self._catch_up()
+            except BaseException:
+                self._journal.close()
+                raise
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A child started with multiprocessing's spawn opens the same journal afresh.
+        if self.path is None:
+            raise StoreError("an in-process memory cannot be sent to another process; journal it")
+        return (_reopen, (self.path, self.fsync))
+
+    # -- state ---------------------------------------------------------------------
+
+    def _reset(self) -> None:
         self.graph = FactGraph()
-        self.by_key: dict[tuple[str, str], list[Fact]] = {}
-        self.by_predicate: dict[str, list[tuple[str, int]]] = {}
+        self.current: dict[tuple[str, str], dict[str, Fact]] = {}
+        self.current_by_predicate: dict[str, dict[int, Fact]] = {}
+        self._predicates: dict[str, None] = {}  # every predicate seen, current or closed
+        self._keys: dict[str, dict[str, None]] = {}  # subject -> predicates it has had
+        # One entry per fact, in sequence order: seq, journal line offset, closed at (0: current).
+        self._seqs = array("q")
+        self._lines = array("q")
+        self._valid_to = array("q")
+        self._closed_by_key: dict[tuple[str, str], array[int]] = {}
+        self._closed_by_entity: dict[str, array[int]] = {}
+        self._closed_by_predicate: dict[str, array[int]] = {}
+        self._closed_facts: dict[int, Fact] = {}  # in process only: nowhere else to read them
+        self._line_cache: OrderedDict[int, dict[int, dict[str, Any]]] = OrderedDict()
         # Insertion-ordered (a dict, not a set) so a truncated posting is the same
         # under any hash seed.
         self.postings: dict[str, dict[str, None]] = defaultdict(dict)
         self._aliases: dict[str, list[str]] = {}
         self.multi: set[str] = set()
         self.seq = 0
+        self._horizon = 0  # the highest valid_to of a fact journaled already closed
         self.facts_total = 0
         self.facts_current = 0
-        self._journal: Journal | None = None
-        self._lock = threading.RLock()
-        self._closed = False
-        if self.path is not None:
-            self._journal = Journal(self.path)
-            self._journal.open()
-            with self._journal.locked():
-                self._apply(self._journal.read_new())
 
-    # -- journal --------------------------------------------------------------
+    def _index(self, seq: int) -> int:
+        i = bisect.bisect_left(self._seqs, seq)
+        if i == len(self._seqs) or self._seqs[i] != seq:
+            raise KeyError(seq)
+        return i
+
+    # -- journal ---------------------------------------------------------------------
 
     def _sync(self) -> None:
         """Apply what other processes appended to the journal since we last read it."""
         if self._closed:
             raise StoreError("this memory is closed")
         if self._journal is not None:
-            with self._journal.locked():
-                self._apply(self._journal.read_new())
+            with self._journal.locked() as exists:
+                if exists:
+                    self._catch_up()
 
-    def _apply(self, records: list[dict[str, Any]]) -> None:
-        for r in records:
-            op = r.get("op")
+    def _catch_up(self) -> None:
+        assert self._journal is not None
+        for line_no, offset, record in self._journal.read_new():
             try:
-                if op == "batch":
-                    self._apply(r["records"])
-                elif op == "clear":
-                    self._reset()
-                elif op == "fact":
-                    self._insert(record_fact(r))
-                elif op == "close":
-                    self._close(self._find(r["s"], r["p"], r["seq"]), r["at"])
-                elif op == "tick":
-                    self.seq = max(self.seq, r["at"])
-                elif op == "multi":
-                    self.multi.add(r["predicate"])
-                elif op == "alias":
-                    self._alias(r["phrase"], r["entity"])
-                else:
-                    raise KeyError(f"unknown op {op!r}")
-            except (KeyError, TypeError) as e:
-                raise JournalError(f"{self.path}: bad {op!r} record {r}: {e}") from e
+                op = self._op_of(record)
+            except (InvalidFactError, KeyError, TypeError, AttributeError) as e:
+                reason = f"missing field {e}" if isinstance(e, KeyError) else str(e)
+                raise JournalError(
+                    f"{self.path}, line {line_no}: bad {str(record.get('op'))[:20]!r} record: "
+                    f"{reason}"
+                ) from e
+            self._apply(op, offset)
+        self.seq = max(self.seq, self._horizon)
 
-    def _write(self, records: list[dict[str, Any]], change: Any) -> Any:
-        """Run ``change`` (which mutates memory) and journal its records as one line.
+    def _op_of(self, r: dict[str, Any]) -> Op:
+        """A journal record as an operation, checked against the replay invariants."""
+        op = r.get("op")
+        if op == "fact":
+            seq = check_int(r["seq"], "seq", minimum=1)
+            if seq <= self.seq:
+                raise InvalidFactError(
+                    f"sequence number {seq} is not above the one before ({self.seq}): "
+                    "numbers must be unique and increasing"
+                )
+            if r.get("valid_from", seq) != seq:
+                raise InvalidFactError(f"valid_from {r.get('valid_from')!r} is not seq {seq}")
+            valid_to = r.get("valid_to")
+            if valid_to is not None and check_int(valid_to, "valid_to") <= seq:
+                raise InvalidFactError(f"valid_to {valid_to} is not after seq {seq}")
+            fact = NewFact(
+                r["s"], r["p"], r["o"], r.get("speaker"), r.get("turn_id"), r.get("fact_id")
+            ).checked()
+            s, p, o = fact.subject, fact.predicate, fact.object
+            if valid_to is None:
+                live = self.current.get((s, p))
+                if live and o in live:
+                    raise InvalidFactError(
+                        f"({s!r}, {p}, {o!r}) is already current (#{live[o].seq})"
+                    )
+                if live and p not in self.multi:
+                    (other,) = itertools.islice(live.values(), 1)
+                    raise InvalidFactError(
+                        f"a second current value of single-valued ({s!r}, {p}): {o!r} (#{seq}) "
+                        f"beside {other.object!r} (#{other.seq})"
+                    )
+            return (
+                "fact",
+                Fact(s, p, o, seq, seq, valid_to, fact.speaker, fact.turn_id, fact.fact_id),
+            )
+        if op == "close":
+            seq = check_int(r["seq"], "seq", minimum=1)
+            at = check_int(r["at"], "at", minimum=1)
+            p = check_predicate(r["p"])
+            live_fact = self.current_by_predicate.get(p, {}).get(seq)
+            if live_fact is None or live_fact.subject != r["s"]:
+                raise InvalidFactError(f"it closes fact #{seq} of ({r['s']!r}, {p}), not current")
+            if at <= seq or at < self.seq:
+                raise InvalidFactError(f"it closes #{seq} at {at}, before the memory's #{self.seq}")
+            return ("close", live_fact, at)
+        if op == "tick":
+            at = check_int(r["at"], "at", minimum=1)
+            if at <= self.seq:
+                raise InvalidFactError(f"tick {at} is not above the one before ({self.seq})")
+            return ("tick", at)
+        if op == "multi":
+            return ("multi", check_predicate(r["predicate"]))
+        if op == "alias":
+            return ("alias", check_name(r["phrase"], "phrase"), check_name(r["entity"], "entity"))
+        if op == "clear":
+            return ("clear",)
+        raise InvalidFactError(f"unknown op {str(op)[:40]!r}")
 
-        If the journal cannot take them, memory is rebuilt from the journal, so
-        it never holds what the file does not.
+    @staticmethod
+    def _record_of(op: Op) -> dict[str, Any]:
+        kind = op[0]
+        if kind == "fact":
+            return fact_record(op[1])
+        if kind == "close":
+            f = op[1]
+            return {"op": "close", "s": f.subject, "p": f.predicate, "seq": f.seq, "at": op[2]}
+        if kind == "tick":
+            return {"op": "tick", "at": op[1]}
+        if kind == "multi":
+            return {"op": "multi", "predicate": op[1]}
+        if kind == "alias":
+            return {"op": "alias", "phrase": op[1], "entity": op[2]}
+        return {"op": "clear"}
+
+    def _write(self, plan: Callable[[], tuple[list[Op], _T]]) -> _T:
+        """Plan a change from the current state, make it durable, then apply it.
+
+        ``plan`` reads and never mutates. Its operations are serialized and
+        appended as one journal line before anything in the process changes,
+        so a refused write (a full disk, a value that is not JSON) leaves
+        both the file and the memory as they were.
         """
         if self._closed:
             raise StoreError("this memory is closed")
-        if self._journal is None:
-            return change()
         journal = self._journal
-        with journal.locked():
-            self._apply(journal.read_new())
-            result = change()
-            if records:
-                try:
-                    journal.append(records)
-                except JournalError:
-                    self._reset()
-                    journal.rewind()
-                    self._apply(journal.read_new())
-                    raise
+        if journal is None:
+            ops, result = plan()
+            for op in ops:
+                self._apply(op, -1)
+            return result
+        with journal.locked(write=True):
+            self._catch_up()
+            journal.repair()
+            ops, result = plan()
+            if not ops:
+                return result
+            try:
+                line = encode_line([self._record_of(op) for op in ops])
+            except (TypeError, ValueError) as e:
+                raise InvalidFactError(f"cannot write this to the journal: {e}") from e
+            offset = journal.append(line)
+            for op in ops:
+                self._apply(op, offset)
             return result
 
-    # -- in-memory structures -------------------------------------------------
+    # -- applying operations (replay and writes alike) ---------------------------------
 
-    def _insert(self, fact: Fact) -> None:
-        s, o, p = fact.subject, fact.object, fact.predicate
-        graph = self.graph
-        succ = graph._succ
-        for name in (s, o):
-            if name not in succ:
-                graph.add_node(name)
-                postings = self.postings
-                for key in index_keys(name):
-                    postings[key][name] = None
-        graph.put(fact)
-        history = self.by_key.get((s, p))
-        if history is None:
-            self.by_key[(s, p)] = [fact]
+    def _apply(self, op: Op, offset: int) -> None:
+        kind = op[0]
+        if kind == "fact":
+            self._insert(op[1], offset)
+        elif kind == "close":
+            self._close(op[1], op[2])
+        elif kind == "tick":
+            self.seq = max(self.seq, op[1])
+        elif kind == "multi":
+            self.multi.add(op[1])
+        elif kind == "alias":
+            self._alias(op[1], op[2])
+        elif kind == "clear":
+            self._reset()
+
+    def _entity(self, name: str) -> None:
+        if name not in self.graph._succ:
+            self.graph.add_node(name)
+            postings = self.postings
+            for key in index_keys(name):
+                postings[key][name] = None
+
+    def _insert(self, fact: Fact, offset: int) -> None:
+        s, o, p, seq = fact.subject, fact.object, fact.predicate, fact.seq
+        self._entity(s)
+        self._entity(o)
+        self._predicates[p] = None
+        keys = self._keys.get(s)
+        if keys is None:
+            self._keys[s] = {p: None}
         else:
-            history.append(fact)
-        by_predicate = self.by_predicate.get(p)
-        if by_predicate is None:
-            self.by_predicate[p] = [(s, fact.seq)]
-        else:
-            by_predicate.append((s, fact.seq))
-        last = fact.seq if fact.valid_to is None or fact.valid_to < fact.seq else fact.valid_to
-        if last > self.seq:
-            self.seq = last
-        self.facts_total += 1
+            keys[p] = None
+        self._seqs.append(seq)
+        self._lines.append(offset)
         if fact.valid_to is None:
+            self._valid_to.append(0)
+            live = self.current.get((s, p))
+            if live is None:
+                self.current[(s, p)] = {o: fact}
+            else:
+                live[o] = fact
+            by_predicate = self.current_by_predicate.get(p)
+            if by_predicate is None:
+                self.current_by_predicate[p] = {seq: fact}
+            else:
+                by_predicate[seq] = fact
+            self.graph.put(fact)
             self.facts_current += 1
-
-    def _find(self, subject: str, predicate: str, seq: int) -> Fact:
-        for fact in self.by_key[(subject, predicate)]:
-            if fact.seq == seq:
-                return fact
-        raise KeyError(f"no fact #{seq}")
+        else:
+            self._valid_to.append(fact.valid_to)
+            self._horizon = max(self._horizon, fact.valid_to)
+            self._file_closed(fact)
+        if seq > self.seq:
+            self.seq = seq
+        self.facts_total += 1
 
     def _close(self, fact: Fact, at: int) -> Fact:
+        s, p, o = fact.subject, fact.predicate, fact.object
+        live = self.current[(s, p)]
+        del live[o]
+        if not live:
+            del self.current[(s, p)]
+        by_predicate = self.current_by_predicate[p]
+        del by_predicate[fact.seq]
+        if not by_predicate:
+            del self.current_by_predicate[p]
+        self.graph.drop(fact)
+        self._valid_to[self._index(fact.seq)] = at
         closed = fact.closed_at(at)
-        facts = self.by_key[(fact.subject, fact.predicate)]
-        facts[facts.index(fact)] = closed
-        self.graph.put(closed)
-        self.seq = max(self.seq, at)
-        if fact.valid_to is None:
-            self.facts_current -= 1
+        self._file_closed(closed)
+        self.facts_current -= 1
         return closed
 
+    def _file_closed(self, fact: Fact) -> None:
+        seq = fact.seq
+        for index, key in (
+            (self._closed_by_key, (fact.subject, fact.predicate)),
+            (self._closed_by_entity, fact.subject),
+            (self._closed_by_predicate, fact.predicate),
+        ):
+            seqs = index.get(key)  # type: ignore[attr-defined]
+            if seqs is None:
+                index[key] = array("q", (seq,))  # type: ignore[index]
+            else:
+                seqs.append(seq)
+        if fact.object != fact.subject:
+            seqs = self._closed_by_entity.get(fact.object)
+            if seqs is None:
+                self._closed_by_entity[fact.object] = array("q", (seq,))
+            else:
+                seqs.append(seq)
+        if self._journal is None:
+            self._closed_facts[seq] = fact
+
     def _alias(self, phrase: str, entity: str) -> None:
-        if entity not in self.graph._succ:  # an alias names an entity, facts or not
-            self.graph.add_node(entity)
-            for key in index_keys(entity):
-                self.postings[key][entity] = None
+        self._entity(entity)  # an alias names an entity, facts or not
         owners = self._aliases.setdefault(entity, [])
         if phrase not in owners:
             owners.append(phrase)
         for key in index_keys(phrase):
             self.postings[key][entity] = None
 
-    # -- writes ---------------------------------------------------------------
+    # -- reading closed facts back ------------------------------------------------------
+
+    def _closed_fact(self, seq: int) -> Fact:
+        if self._journal is None:
+            return self._closed_facts[seq]
+        i = self._index(seq)
+        offset = self._lines[i]
+        facts = self._line_cache.get(offset)
+        if facts is None:
+            facts = {r["seq"]: r for r in self._journal.records_at(offset) if r.get("op") == "fact"}
+            self._line_cache[offset] = facts
+            if len(self._line_cache) > LINE_CACHE:
+                self._line_cache.popitem(last=False)
+        else:
+            self._line_cache.move_to_end(offset)
+        record = facts[seq]
+        # Journals written before predicates were normalised may hold other spellings.
+        return record_fact(dict(record, p=check_predicate(record["p"]), valid_to=self._valid_to[i]))
+
+    def _pick(self, live: Iterable[Fact], closed: Iterable[int], limit: int | None) -> list[Fact]:
+        """The newest ``limit`` of current facts and closed sequence numbers, as facts."""
+        candidates = itertools.chain(((f.seq, f) for f in live), ((s, None) for s in closed))
+        top = (
+            sorted(candidates, key=lambda c: c[0], reverse=True)
+            if limit is None
+            else heapq.nlargest(limit, candidates, key=lambda c: c[0])
+        )
+        return [f if f is not None else self._closed_fact(s) for s, f in top]
+
+    def _held_at(self, seqs: Iterable[int], as_of: int | None, history: bool) -> Iterator[int]:
+        """The closed facts among ``seqs`` that held at ``as_of`` (all, with ``history``)."""
+        if history:
+            yield from seqs
+        elif as_of is not None:
+            for seq in seqs:
+                if seq <= as_of < self._valid_to[self._index(seq)]:
+                    yield seq
+
+    # -- writes -------------------------------------------------------------------------
 
     @_locked
     def remember_many(self, facts: Sequence[NewFact]) -> list[Fact]:
+        if not isinstance(facts, Sequence) or isinstance(facts, (str, bytes)):
+            raise InvalidFactError(f"remember_many takes a list of facts, got {type(facts)}")
+        for f in facts:
+            if not isinstance(f, NewFact):
+                raise InvalidFactError(f"not a fact: {f!r}"[:200])
         checked = [f.checked() for f in facts]
-        records: list[dict[str, Any]] = []
-        journaled = self._journal is not None
 
-        by_key = self.by_key
-
-        def change() -> list[Fact]:
+        def plan() -> tuple[list[Op], list[Fact]]:
+            ops: list[Op] = []
             out: list[Fact] = []
-            closed_now: dict[int, Fact] = {}  # facts of this batch that a later one closed
+            seq = self.seq
+            multi = self.multi
+            added_multi: set[str] = set()
+            added: dict[tuple[str, str], dict[str, Fact]] = {}  # this batch's current facts
+            emptied: set[tuple[str, str]] = set()  # keys whose stored current facts it closed
+            closed_now: dict[int, Fact] = {}
+            current = self.current
             for new in checked:
                 predicate = new.predicate
-                if new.multi and predicate not in self.multi:
-                    self.multi.add(predicate)
-                    if journaled:
-                        records.append({"op": "multi", "predicate": predicate})
-                closing: Sequence[Fact] = ()
-                history = by_key.get((new.subject, predicate))
-                if history:  # a new (subject, predicate) needs no supersession check
-                    current = [f for f in history if f.valid_to is None]
-                    same, closing = supersede(current, new, predicate in self.multi)
-                    if same is not None:
-                        out.append(same)
-                        continue
-                seq = self.seq + 1
-                for old in closing:
-                    closed_now[old.seq] = self._close(old, seq)
-                    if journaled:
-                        records.append(
-                            {
-                                "op": "close",
-                                "s": old.subject,
-                                "p": predicate,
-                                "seq": old.seq,
-                                "at": seq,
-                            }
-                        )
+                if new.multi and predicate not in multi and predicate not in added_multi:
+                    added_multi.add(predicate)
+                    ops.append(("multi", predicate))
+                key = (new.subject, predicate)
+                mine = added.get(key)
+                stored = None if key in emptied else current.get(key)
+                same = (mine and mine.get(new.object)) or (stored and stored.get(new.object))
+                if same:
+                    out.append(same)
+                    continue
+                seq += 1
+                if (mine or stored) and predicate not in multi and predicate not in added_multi:
+                    for old in itertools.chain((stored or {}).values(), (mine or {}).values()):
+                        ops.append(("close", old, seq))
+                        closed_now[old.seq] = old.closed_at(seq)
+                    emptied.add(key)
+                    mine = added[key] = {}
+                elif mine is None:
+                    mine = added[key] = {}
                 fact = Fact(
                     new.subject,
                     predicate,
@@ -273,44 +554,42 @@ class NetworkXStore(Store):
                     new.turn_id,
                     new.fact_id,
                 )
-                self._insert(fact)
-                if journaled:
-                    records.append(fact_record(fact))
+                mine[new.object] = fact
+                ops.append(("fact", fact))
                 out.append(fact)
             # A fact closed later in the same batch is returned as it now stands.
-            return [closed_now.get(f.seq, f) for f in out] if closed_now else out
+            return ops, ([closed_now.get(f.seq, f) for f in out] if closed_now else out)
 
-        return self._write(records, change)
+        return self._write(plan)
 
     @_locked
     def retract(self, subject: str, predicate: str, obj: str | None = None) -> list[Fact]:
-        check_predicate(predicate)
-        records: list[dict[str, Any]] = []
+        check_name(subject, "subject")
+        predicate = check_predicate(predicate)
+        if obj is not None:
+            check_name(obj, "object")
 
-        def change() -> list[Fact]:
-            current = [
-                f
-                for f in self.by_key.get((subject, predicate), ())
-                if f.valid_to is None and (obj is None or f.object == obj)
-            ]
-            if not current:
-                return []
-            at = self.seq + 1
-            records.append({"op": "tick", "at": at})
-            closed = [self._close(f, at) for f in current]
-            records.extend(
-                {"op": "close", "s": f.subject, "p": f.predicate, "seq": f.seq, "at": at}
-                for f in closed
+        def plan() -> tuple[list[Op], list[Fact]]:
+            live = self.current.get((subject, predicate), {})
+            targets = sorted(
+                live.values() if obj is None else [f for f in (live.get(obj),) if f],
+                key=lambda f: f.seq,
             )
-            return closed
+            if not targets:
+                return [], []
+            at = self.seq + 1
+            ops: list[Op] = [("tick", at)]
+            ops.extend(("close", f, at) for f in targets)
+            return ops, [f.closed_at(at) for f in targets]
 
-        return self._write(records, change)
+        return self._write(plan)
 
     @_locked
     def declare_multi_valued(self, predicates: Iterable[str]) -> None:
-        new = sorted({check_predicate(p) for p in predicates} - self.multi)
-        records = [{"op": "multi", "predicate": p} for p in new]
-        self._write(records, lambda: self.multi.update(new))
+        if isinstance(predicates, str):
+            predicates = [predicates]
+        wanted = {check_predicate(p) for p in predicates}
+        self._write(lambda: ([("multi", p) for p in sorted(wanted - self.multi)], None))
 
     @_locked
     def multi_valued(self) -> frozenset[str]:
@@ -321,29 +600,20 @@ class NetworkXStore(Store):
     def add_alias(self, phrase: str, entity: str) -> None:
         check_name(phrase, "alias phrase")
         check_name(entity, "entity")
-        if phrase in self._aliases.get(entity, ()):
-            return
         self._write(
-            [{"op": "alias", "phrase": phrase, "entity": entity}],
-            lambda: self._alias(phrase, entity),
+            lambda: (
+                [] if phrase in self._aliases.get(entity, ()) else [("alias", phrase, entity)],
+                None,
+            )
         )
 
     @_locked
     def clear(self) -> None:
         # Journaled as a record, not a truncation: other processes sharing the
         # file read it and clear too.
-        self._write([{"op": "clear"}], self._reset)
+        self._write(lambda: ([("clear",)], None))
 
-    def _reset(self) -> None:
-        self.graph.clear()
-        self.by_key.clear()
-        self.by_predicate.clear()
-        self.postings.clear()
-        self._aliases.clear()
-        self.multi.clear()
-        self.seq = self.facts_total = self.facts_current = 0
-
-    # -- reads ----------------------------------------------------------------
+    # -- reads --------------------------------------------------------------------------
 
     @_locked
     def find_entities(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> list[EntityHit]:
@@ -374,21 +644,26 @@ class NetworkXStore(Store):
     @_locked
     def predicates(self) -> list[str]:
         self._sync()
-        return sorted(self.by_predicate)
+        return sorted(self._predicates)
 
     def _touching(self, entity: str) -> Iterator[Fact]:
-        if entity not in self.graph:
+        succ = self.graph._succ.get(entity)
+        if succ is None:
             return
-        for _, _, facts in self.graph.out_edges(entity, data=True):
+        for facts in succ.values():
             yield from facts.values()
-        for _, _, facts in self.graph.in_edges(entity, data=True):
-            yield from facts.values()
+        for source, facts in self.graph._pred[entity].items():
+            if source != entity:  # a self-loop was seen from the subject's side
+                yield from facts.values()
 
     def _adjacent(self, entity: str, as_of: int | None, history: bool, limit: int) -> list[Fact]:
-        facts = (f for f in self._touching(entity) if history or f.valid_at(as_of))
-        # A self-loop is seen from both ends; keep it once.
-        unique = {f.seq: f for f in facts}
-        return heapq.nlargest(limit, unique.values(), key=lambda f: f.seq)
+        live = (f for f in self._touching(entity) if history or as_of is None or f.seq <= as_of)
+        closed = (
+            self._held_at(self._closed_by_entity.get(entity, ()), as_of, history)
+            if history or as_of is not None
+            else ()
+        )
+        return self._pick(live, closed, limit)
 
     @_locked
     def facts_of(
@@ -434,31 +709,41 @@ class NetworkXStore(Store):
     def facts_with_predicate(
         self, predicate: str, *, as_of: int | None = None, limit: int = MAX_NEIGHBOURS
     ) -> list[Fact]:
+        predicate = check_predicate(predicate)
         self._sync()
-        found: list[Fact] = []
-        for subject, seq in reversed(self.by_predicate.get(predicate, ())):
-            fact = self._find(subject, predicate, seq)
-            if fact.valid_at(as_of):
-                found.append(fact)
-                if len(found) == limit:
-                    break
-        return found
+        live = self.current_by_predicate.get(predicate, {})
+        newest = (f for f in reversed(live.values()) if as_of is None or f.seq <= as_of)
+        if as_of is None:
+            return list(itertools.islice(newest, limit))
+        closed = self._held_at(self._closed_by_predicate.get(predicate, ()), as_of, False)
+        return self._pick(newest, closed, limit)
 
     @_locked
     def history(self, subject: str, predicate: str | None = None) -> list[Fact]:
-        self._sync()
+        check_text(subject, "subject")
         if predicate is not None:
-            return list(self.by_key.get((subject, predicate), ()))
-        if subject not in self.graph:
-            return []
-        facts = [f for _, _, fs in self.graph.out_edges(subject, data=True) for f in fs.values()]
+            predicate = check_predicate(predicate)
+        self._sync()
+        predicates = [predicate] if predicate is not None else list(self._keys.get(subject, ()))
+        facts: list[Fact] = []
+        for p in predicates:
+            key = (subject, p)
+            facts.extend(
+                self._pick(
+                    self.current.get(key, {}).values(), self._closed_by_key.get(key, ()), None
+                )
+            )
         return sorted(facts, key=lambda f: f.seq)
 
     @_locked
     def all_facts(self) -> Iterator[Fact]:
         self._sync()
-        facts = [f for fs in self.by_key.values() for f in fs]
-        return iter(sorted(facts, key=lambda f: f.seq))
+        live = {seq: f for facts in self.current_by_predicate.values() for seq, f in facts.items()}
+        out = [
+            live[seq] if self._valid_to[i] == 0 else self._closed_fact(seq)
+            for i, seq in enumerate(self._seqs)
+        ]
+        return iter(out)
 
     @_locked
     def stats(self) -> dict[str, int]:
@@ -467,7 +752,7 @@ class NetworkXStore(Store):
             "facts": self.facts_total,
             "current_facts": self.facts_current,
             "entities": self.graph.number_of_nodes(),
-            "predicates": len(self.by_predicate),
+            "predicates": len(self._predicates),
             "last_seq": self.seq,
         }
 
