@@ -10,8 +10,12 @@ of the store that met them (``raise ... from e``)::
     ├── JournalError         a journal file cannot be read or written
     ├── ConfigError          a setting points at something unusable (e.g. a lexicon file)
     ├── DatasetError         a benchmark data file (knowledge base, questions) is malformed
+    ├── LoadFileError        a file given to ``ctxneo load`` is not one ctxneo wrote
     └── StoreError           a store failed at run time
         ├── StoreUnavailable     the store cannot be reached (e.g. Neo4j down at a URI)
+        │   └── WriteOutcomeUnknown  a commit went unanswered and the store stayed out of
+        │                            reach: the write may or may not have been applied
+        ├── NamespaceInUse       a load would land on a memory that is already there
         └── Neo4jLaunchError     the local jar-launched Neo4j could not be started
 """
 
@@ -64,12 +68,30 @@ class DatasetError(CtxneoError):
     """A benchmark data file (knowledge base, question set) is malformed; names file and line."""
 
 
+class LoadFileError(CtxneoError):
+    """A file given to ``ctxneo load`` is neither a journal nor a script ``ctxneo export``
+    wrote (or it is damaged): nothing of it is run."""
+
+
 class StoreError(CtxneoError):
     """A store failed while running a question or a write."""
 
 
 class StoreUnavailable(StoreError):
     """The store cannot be reached."""
+
+
+class WriteOutcomeUnknown(StoreUnavailable):
+    """A write's commit went unanswered and the store could not be reached again, within
+    the time limit, to find out whether it was applied. ``write_id`` names the write."""
+
+    def __init__(self, message: str, *, write_id: str) -> None:
+        super().__init__(message)
+        self.write_id = write_id
+
+
+class NamespaceInUse(StoreError):
+    """A memory is being loaded into a namespace that already holds one."""
 
 
 class Neo4jLaunchError(StoreError):

@@ -1,29 +1,47 @@
-"""Move a memory between stores: a Cypher script of an embedded memory, and a journal of a
-Neo4j memory.
+"""Move a memory between stores and files: journals (JSON lines) and Cypher scripts.
 
-The script recreates the memory exactly: the schema first, then the namespace's
-memory node (counter, multi-valued predicates), the entities (with their
-index stems and aliases), then every fact, current and closed, with all its
-properties. Values are Cypher string literals escaped here (quotes,
-backslashes, control characters; other unicode is written as is); the only
-identifiers written are predicates, validated first and backquoted. Facts are
-grouped by predicate into ``UNWIND`` batches, so the script also runs with
-``cypher-shell -f`` on any Neo4j 5.26+.
+Two file formats carry a whole memory (a :class:`~ctxneo.stores.base.MemoryImage`):
+
+- **the journal**, the embedded store's own file: what ``ctxneo export
+  --from-uri`` writes and what ``ctxneo load`` reads first;
+- **a Cypher script** for ``cypher-shell -f``: the schema, the namespace's
+  memory node (counter, multi-valued predicates), the entities (index stems,
+  aliases), then every fact, current and closed, grouped by predicate into
+  ``UNWIND`` batches. Values are Cypher literals escaped here; the only
+  identifiers written are predicates, validated and backquoted.
+
+``ctxneo load`` never runs a file's text. A script is *parsed*: every
+statement must have exactly one of the shapes :func:`cypher_statements`
+writes, and only the literal values in it are read. Whatever the file, the
+memory it holds is then checked like a journal on replay (names, types,
+sequence numbers, one current value per single-valued key) before one
+transaction writes it with ctxneo's own parameterized statements. Anything
+else is refused with :class:`~ctxneo.errors.LoadFileError`.
+
+Files are written beside their destination and linked into place, so an
+export that fails leaves nothing half-written, and an existing file is
+replaced only when the caller says so (``force``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
-from collections.abc import Iterable, Iterator
+import string
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ctxneo import cypher
-from ctxneo.model import Fact, check_predicate
-from ctxneo.stores.base import Store
-from ctxneo.stores.journal import HEADER, fact_record
+from ctxneo.errors import CtxneoError, JournalError, LoadFileError
+from ctxneo.model import PREDICATE_PATTERN, Fact
+from ctxneo.stores.base import MemoryImage
+from ctxneo.stores.journal import FILE_MODE, FORMAT, HEADER, fact_record
 from ctxneo.stores.neo4j import search_text
+from ctxneo.stores.networkx import NetworkXStore
 
 BATCH = 500
 _ESCAPES = {
@@ -36,6 +54,45 @@ _ESCAPES = {
     "\f": "\\f",
 }
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+
+SCRIPT_HEADER = "// ctxneo memory export: run with `cypher-shell -f FILE` or `ctxneo load FILE`."
+FORMAT_LINE = "// format: ctxneo-cypher/1"
+NAMESPACE_HEADER = "// ctxneo namespace: "
+
+# The statements a script holds besides the schema: the writer formats them,
+# the parser matches them field by field. Fields hold one Cypher literal each,
+# except {predicate}, a validated relationship type.
+MEMORY = (
+    "MERGE (m:CtxneoMemory {{ns: {ns}}}) "
+    "SET m.seq = {seq}, m.multi = {multi}, m.predicates = {predicates}"
+)
+ENTITIES = (
+    "UNWIND {rows} AS e MERGE (n:Entity {{ns: {ns}, name: e.name}}) "
+    "SET n.search = e.search, n.aliases = e.aliases"
+)
+FACTS = (
+    "UNWIND {rows} AS f "
+    "MATCH (s:Entity {{ns: {ns}, name: f.subject}}) "
+    "MATCH (o:Entity {{ns: {ns}, name: f.object}}) "
+    "CREATE (s)-[r:`{predicate}`]->(o) "
+    "SET r.seq = f.seq, r.valid_from = f.valid_from, r.valid_to = f.valid_to, "
+    "r.speaker = f.speaker, r.turn_id = f.turn_id, r.fact_id = f.fact_id"
+)
+_ENTITY_KEYS = ("name", "search", "aliases")
+_FACT_KEYS = (
+    "subject",
+    "predicate",
+    "object",
+    "seq",
+    "valid_from",
+    "valid_to",
+    "speaker",
+    "turn_id",
+    "fact_id",
+)
+
+
+# -- writing ------------------------------------------------------------------------
 
 
 def literal(value: Any) -> str:
@@ -62,74 +119,165 @@ def _batches(rows: list[Any], size: int = BATCH) -> Iterator[list[Any]]:
         yield rows[start : start + size]
 
 
-def cypher_statements(store: Store, namespace: str = "default") -> Iterator[str]:
-    """The statements that recreate ``store``'s memory in a Neo4j namespace, in order."""
-    facts = list(store.all_facts())
-    aliases = store.aliases()
-    stats = store.stats()
+def cypher_statements(image: MemoryImage, namespace: str = "default") -> Iterator[str]:
+    """The statements that recreate ``image`` in a Neo4j namespace, in order."""
     yield from cypher.statements("schema")
-    predicates = sorted({f.predicate for f in facts})
-    yield (
-        f"MERGE (m:CtxneoMemory {{ns: {literal(namespace)}}}) "
-        f"SET m.seq = {literal(stats['last_seq'])}, "
-        f"m.multi = {literal(sorted(store.multi_valued()))}, m.predicates = {literal(predicates)}"
+    ns = literal(namespace)
+    yield MEMORY.format(
+        ns=ns,
+        seq=literal(image.last_seq),
+        multi=literal(sorted(image.multi)),
+        predicates=literal(image.predicates),
     )
-    names = sorted({f.subject for f in facts} | {f.object for f in facts} | set(aliases))
     entities = [
         {
             "name": n,
-            "search": search_text(namespace, n, *aliases.get(n, ())),
-            "aliases": list(aliases.get(n, ())),
+            "search": search_text(namespace, n, *image.aliases.get(n, ())),
+            "aliases": list(image.aliases.get(n, ())),
         }
-        for n in names
+        for n in image.entities
     ]
     for rows in _batches(entities):
-        yield (
-            f"UNWIND {literal(rows)} AS e "
-            f"MERGE (n:Entity {{ns: {literal(namespace)}, name: e.name}}) "
-            "SET n.search = e.search, n.aliases = e.aliases"
-        )
+        yield ENTITIES.format(rows=literal(rows), ns=ns)
     by_predicate: dict[str, list[Fact]] = {}
-    for f in facts:
-        by_predicate.setdefault(check_predicate(f.predicate), []).append(f)
+    for f in image.facts:
+        by_predicate.setdefault(f.predicate, []).append(f)
     for predicate, group in sorted(by_predicate.items()):
-        rows = [f.to_dict() for f in group]
-        for batch in _batches(rows):
-            yield (
-                f"UNWIND {literal(batch)} AS f "
-                f"MATCH (s:Entity {{ns: {literal(namespace)}, name: f.subject}}) "
-                f"MATCH (o:Entity {{ns: {literal(namespace)}, name: f.object}}) "
-                f"CREATE (s)-[r:`{predicate}`]->(o) "
-                "SET r.seq = f.seq, r.valid_from = f.valid_from, r.valid_to = f.valid_to, "
-                "r.speaker = f.speaker, r.turn_id = f.turn_id, r.fact_id = f.fact_id"
-            )
+        if not PREDICATE_PATTERN.fullmatch(predicate):
+            raise CtxneoError(f"predicate {predicate!r} cannot be a relationship type")
+        for batch in _batches([f.to_dict() for f in group]):
+            yield FACTS.format(rows=literal(batch), ns=ns, predicate=predicate)
 
 
-NAMESPACE_HEADER = "// ctxneo namespace: "
+def write_script(image: MemoryImage, out: IO[str], namespace: str) -> int:
+    """Write ``image`` as a script (``;`` after each statement); return how many.
 
-
-def write_script(statements: Iterable[str], out: Any, namespace: str) -> int:
-    """Write statements as a script (``;`` after each); return how many.
-
-    A comment names the namespace, so ``ctxneo load`` can refuse to load into
-    one that already holds a memory (which would duplicate every fact).
+    Comments name the format and the namespace, so ``ctxneo load`` knows the
+    file and where it was meant to go.
     """
-    out.write("// ctxneo memory export: run with `cypher-shell -f FILE` or `ctxneo load FILE`.\n")
+    out.write(SCRIPT_HEADER + "\n")
+    out.write(FORMAT_LINE + "\n")
     out.write(NAMESPACE_HEADER + json.dumps(namespace) + "\n")
     count = 0
-    for statement in statements:
+    for statement in cypher_statements(image, namespace):
         out.write(statement + ";\n")
         count += 1
     return count
 
 
-def script_namespace(text: str) -> str | None:
-    """The namespace a script written by :func:`write_script` loads into, if it says."""
-    for line in text.splitlines()[:5]:
-        if line.startswith(NAMESPACE_HEADER):
-            value = json.loads(line[len(NAMESPACE_HEADER) :])
-            return value if isinstance(value, str) else None
-    return None
+def journal_lines(image: MemoryImage) -> Iterator[str]:
+    """``image`` as the lines of a journal the embedded store opens (each with its newline)."""
+    yield HEADER
+    for p in sorted(image.multi):
+        yield json.dumps({"op": "multi", "predicate": p}) + "\n"
+    for f in image.facts:
+        yield json.dumps(fact_record(f), ensure_ascii=False) + "\n"
+    for entity, phrases in image.aliases.items():
+        for phrase in phrases:
+            record = {"op": "alias", "phrase": phrase, "entity": entity}
+            yield json.dumps(record, ensure_ascii=False) + "\n"
+    if image.last_seq > max((f.seq for f in image.facts), default=0):
+        yield json.dumps({"op": "tick", "at": image.last_seq}) + "\n"  # a final retraction
+
+
+def write_file(path: str | Path, write: Callable[[IO[str]], Any], *, force: bool = False) -> Any:
+    """Write a file whole or not at all; replace an existing one only with ``force``.
+
+    The content goes to a temporary file beside ``path``, is synced, and is
+    then linked into place (``force``: renamed over it). Returns what
+    ``write`` returns.
+
+    Raises:
+        CtxneoError: ``path`` exists and ``force`` is not set.
+        OSError: the file cannot be written (nothing is left behind).
+    """
+    path = Path(path)
+    if path.exists() and not force:
+        raise CtxneoError(f"{path} already exists: give --force to replace it")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        os.fchmod(fd, FILE_MODE)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+            result = write(out)
+            out.flush()
+            os.fsync(out.fileno())
+        if force:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)  # fails if the file appeared meanwhile: never overwritten
+            except FileExistsError:
+                raise CtxneoError(f"{path} already exists: give --force to replace it") from None
+            os.unlink(tmp)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return result
+
+
+def write_journal(image: MemoryImage, path: str | Path, *, force: bool = False) -> int:
+    """Write ``image`` as a journal file; return the number of facts."""
+    write_file(path, lambda out: out.writelines(journal_lines(image)), force=force)
+    return len(image.facts)
+
+
+# -- reading back ------------------------------------------------------------------
+
+
+def validated(records: Iterator[tuple[str, dict[str, Any]]]) -> MemoryImage:
+    """The memory ``records`` (journal records, each with where it came from) describe,
+    checked exactly as a journal is on replay.
+
+    Raises:
+        LoadFileError: a record breaks an invariant or has the wrong shape.
+    """
+    store = NetworkXStore()
+    try:
+        store.replay((where, -1, record) for where, record in records)
+    except JournalError as e:
+        raise LoadFileError(str(e)) from e
+    return store.image()
+
+
+def read_journal(path: Path) -> MemoryImage:
+    """The memory a journal file holds (checked on replay; the file is only read)."""
+    try:
+        with NetworkXStore(path, create=False) as store:
+            return store.image()
+    except JournalError as e:
+        raise LoadFileError(str(e)) from e
+
+
+def read_load_file(path: Path) -> tuple[str | None, MemoryImage]:
+    """What ``ctxneo load`` loads from ``path``: (the namespace a script names, the memory).
+
+    Raises:
+        LoadFileError: the file is neither a ctxneo journal nor a script
+            ``ctxneo export`` wrote, or it holds an invalid memory.
+    """
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(4096)
+    except OSError as e:
+        raise LoadFileError(f"cannot read {path}: {e.strerror or e}") from e
+    try:
+        head = json.loads(first)
+    except (ValueError, RecursionError):
+        head = None
+    if isinstance(head, dict) and head.get("format") == FORMAT:
+        return None, read_journal(path)
+    if first.rstrip(b"\r\n") == SCRIPT_HEADER.encode():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise LoadFileError(f"cannot read {path}: {e}") from e
+        return parse_script(text, str(path))
+    raise LoadFileError(
+        f"{path} is neither a ctxneo journal nor a script written by `ctxneo export`; "
+        "ctxneo load runs nothing else (its first line should be "
+        f"{HEADER.strip()} or {SCRIPT_HEADER!r})"
+    )
 
 
 def split_statements(text: str) -> list[str]:
@@ -161,19 +309,210 @@ def split_statements(text: str) -> list[str]:
     return [s for s in statements if s]
 
 
-def write_journal(store: Store, path: str | Path) -> int:
-    """Write ``store``'s memory as a journal the embedded store opens; return the fact count."""
-    facts = list(store.all_facts())
-    last = store.stats()["last_seq"]
-    lines = [HEADER.rstrip("\n")]
-    lines += [json.dumps({"op": "multi", "predicate": p}) for p in sorted(store.multi_valued())]
-    lines += [json.dumps(fact_record(f), ensure_ascii=False) for f in facts]
-    for entity, phrases in store.aliases().items():
-        lines += [
-            json.dumps({"op": "alias", "phrase": p, "entity": entity}, ensure_ascii=False)
-            for p in phrases
-        ]
-    if last > max((max(f.seq, f.valid_to or 0) for f in facts), default=0):
-        lines.append(json.dumps({"op": "tick", "at": last}))  # a final retraction's number
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return len(facts)
+_STRING = re.compile(r"'((?:[^'\\\x00-\x1f\x7f\u2028\u2029]|\\(?:[\\'\"nrtbf]|u[0-9a-fA-F]{4}))*)'")
+_UNESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)")
+_UNESCAPED = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
+_INT = re.compile(r"-?[0-9]{1,19}(?![0-9])")
+_KEY = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`: ")
+_TEMPLATES = {name: list(string.Formatter().parse(t)) for name, t in
+              (("memory", MEMORY), ("entities", ENTITIES), ("facts", FACTS))}  # fmt: skip
+
+
+class _Reject(Exception):
+    """A statement is not one :func:`cypher_statements` writes."""
+
+
+class _Literals:
+    """Reads the Cypher literals :func:`literal` writes, and nothing else."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def expect(self, constant: str) -> None:
+        if not self.text.startswith(constant, self.pos):
+            got = self.text[self.pos : self.pos + 30]
+            raise _Reject(f"expected {constant[:30]!r} at character {self.pos}, found {got!r}")
+        self.pos += len(constant)
+
+    def value(self, depth: int = 0) -> Any:
+        if depth > 3:
+            raise _Reject("values nested deeper than an export writes them")
+        text, pos = self.text, self.pos
+        ch = text[pos : pos + 1]
+        if ch == "'":
+            m = _STRING.match(text, pos)
+            if not m:
+                raise _Reject(f"a string at character {pos} is not closed or not escaped")
+            self.pos = m.end()
+            return _UNESCAPE.sub(_unescape, m.group(1))
+        if ch == "[":
+            self.pos += 1
+            items: list[Any] = []
+            while not text.startswith("]", self.pos):
+                if items:
+                    self.expect(", ")
+                items.append(self.value(depth + 1))
+            self.pos += 1
+            return items
+        if ch == "{":
+            self.pos += 1
+            fields: dict[str, Any] = {}
+            while not text.startswith("}", self.pos):
+                if fields:
+                    self.expect(", ")
+                m = _KEY.match(text, self.pos)
+                if not m or m.group(1) in fields:
+                    raise _Reject(f"a map key at character {self.pos} is not a new `name`")
+                self.pos = m.end()
+                fields[m.group(1)] = self.value(depth + 1)
+            self.pos += 1
+            return fields
+        for word, meaning in (("null", None), ("true", True), ("false", False)):
+            if text.startswith(word, pos):
+                self.pos += len(word)
+                return meaning
+        m = _INT.match(text, pos)
+        if m:
+            self.pos = m.end()
+            return int(m.group(0))
+        raise _Reject(f"no value an export writes at character {pos}: {text[pos : pos + 30]!r}")
+
+
+def _unescape(m: re.Match[str]) -> str:
+    code = m.group(1)
+    if code.startswith("u") and len(code) == 5:
+        return chr(int(code[1:], 16))
+    return _UNESCAPED.get(code, code)
+
+
+def _match(template: str, statement: str) -> dict[str, Any]:
+    """The field values of ``statement`` if it has exactly the shape of ``template``."""
+    reader = _Literals(statement)
+    values: dict[str, Any] = {}
+    for constant, field, _, _ in _TEMPLATES[template]:
+        reader.expect(constant)
+        if field is None:
+            continue
+        if field == "predicate":
+            m = PREDICATE_PATTERN.match(statement, reader.pos)
+            if not m:
+                raise _Reject(f"no relationship type at character {reader.pos}")
+            reader.pos = m.end()
+            value: Any = m.group(0)
+        else:
+            value = reader.value()
+        if field in values and values[field] != value:
+            raise _Reject(f"two different values for {field}")
+        values[field] = value
+    if reader.pos != len(statement):
+        raise _Reject(f"unexpected text after character {reader.pos}")
+    return values
+
+
+def _rows(value: Any, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    if not isinstance(value, list) or not all(
+        isinstance(r, dict) and tuple(r) == keys for r in value
+    ):
+        raise _Reject(f"rows must be maps of exactly {', '.join(keys)}")
+    return value
+
+
+def parse_script(text: str, name: str = "<script>") -> tuple[str, MemoryImage]:
+    """The namespace and memory of a script :func:`write_script` wrote, read as data.
+
+    Raises:
+        LoadFileError: the header is not an export's, or any statement differs
+            from the shapes an export writes, or the memory it holds is invalid.
+    """
+    lines = text.splitlines()[:3]
+    if len(lines) < 3 or lines[0] != SCRIPT_HEADER or lines[1] != FORMAT_LINE:
+        raise LoadFileError(
+            f"{name} does not start like a script from `ctxneo export` ({SCRIPT_HEADER!r}, "
+            f"then {FORMAT_LINE!r}); nothing was run"
+        )
+    try:
+        namespace = json.loads(lines[2].removeprefix(NAMESPACE_HEADER))
+        if not lines[2].startswith(NAMESPACE_HEADER) or not isinstance(namespace, str):
+            raise ValueError(lines[2][:60])
+    except ValueError as e:
+        raise LoadFileError(f"{name}, line 3: not a namespace line ({e}); nothing was run") from e
+    statements = split_statements(text)
+    schema = cypher.statements("schema")
+    memory: dict[str, Any] | None = None
+    aliases: dict[str, tuple[str, ...]] = {}
+    facts: list[tuple[str, dict[str, Any]]] = []
+    for number, statement in enumerate(statements, 1):
+        where = f"{name}, statement {number}"
+        try:
+            if number <= len(schema):
+                if statement != schema[number - 1]:
+                    raise _Reject("not the schema statement an export starts with")
+                continue
+            if memory is None:
+                memory = _match("memory", statement)
+                values = memory
+            elif statement.startswith("UNWIND [{`name`") or statement.startswith("UNWIND []"):
+                values = _match("entities", statement)
+                for row in _rows(values["rows"], _ENTITY_KEYS):
+                    if not isinstance(row["aliases"], list):
+                        raise _Reject("aliases must be a list")
+                    if row["aliases"]:
+                        aliases[row["name"]] = tuple(row["aliases"])
+            else:
+                values = _match("facts", statement)
+                for row in _rows(values["rows"], _FACT_KEYS):
+                    if row["predicate"] != values["predicate"]:
+                        raise _Reject(
+                            f"a {row['predicate']!r} row in a {values['predicate']} batch"
+                        )
+                    facts.append((where, row))
+            if values["ns"] != namespace:
+                raise _Reject(f"namespace {values['ns']!r}, not the header's {namespace!r}")
+        except _Reject as e:
+            raise LoadFileError(
+                f"{where}: not a statement `ctxneo export` writes ({e}); nothing was run"
+            ) from None
+        except RecursionError:
+            raise LoadFileError(f"{where}: nested too deeply; nothing was run") from None
+    if memory is None:
+        raise LoadFileError(f"{name}: no memory statement after the schema; nothing was run")
+    multi, last_seq = memory["multi"], memory["seq"]
+    if not isinstance(multi, list) or not isinstance(last_seq, int) or isinstance(last_seq, bool):
+        raise LoadFileError(f"{name}: the memory statement's seq or multi has the wrong type")
+    where_memory = f"{name}, statement {len(schema) + 1}"
+    records: list[tuple[str, dict[str, Any]]] = [
+        (where_memory, {"op": "multi", "predicate": p}) for p in multi
+    ]
+    facts.sort(key=lambda wr: wr[1]["seq"] if isinstance(wr[1]["seq"], int) else 0)
+    records += [
+        (
+            where,
+            {
+                "op": "fact",
+                "seq": row["seq"],
+                "valid_from": row["valid_from"],
+                "valid_to": row["valid_to"],
+                "s": row["subject"],
+                "p": row["predicate"],
+                "o": row["object"],
+                "speaker": row["speaker"],
+                "turn_id": row["turn_id"],
+                "fact_id": row["fact_id"],
+            },
+        )
+        for where, row in facts
+    ]
+    records += [
+        (name, {"op": "alias", "phrase": phrase, "entity": entity})
+        for entity, phrases in aliases.items()
+        for phrase in phrases
+    ]
+    if last_seq > max((row["seq"] for _, row in facts), default=0):
+        records.append((where_memory, {"op": "tick", "at": last_seq}))
+    image = validated(iter(records))
+    if image.last_seq != last_seq:
+        raise LoadFileError(
+            f"{where_memory}: seq {last_seq} is below the facts' highest number {image.last_seq}"
+        )
+    return namespace, image

@@ -6,4 +6,4 @@ MERGE (m:CtxneoMemory {ns: $ns})
   ON CREATE SET m.seq = 0, m.multi = [], m.predicates = []
 SET m._lock = true
 REMOVE m._lock
-RETURN m.seq AS seq, m.multi AS multi, m.predicates AS predicates
+RETURN m.seq AS seq, m.multi AS multi, m.predicates AS predicates, m.load_id AS load_id

@@ -1,6 +1,7 @@
 // One fact, one statement (the common case of remember): lock the namespace,
 // merge both entities, and unless the current value is the same, close the
-// current one (for a single-valued predicate) and create the new fact.
+// current one (for a single-valued predicate) and create the new fact, marked with
+// the write's id (see find_write).
 MERGE (m:CtxneoMemory {ns: $ns})
   ON CREATE SET m.seq = 0, m.multi = [], m.predicates = []
 SET m._lock = true
@@ -27,7 +28,7 @@ CALL (m, s, o, same) {
   }
   CREATE (s)-[r:$($p)]->(o)
   SET r.seq = m.seq, r.valid_from = m.seq, r.speaker = $speaker, r.turn_id = $turn_id,
-      r.fact_id = $fact_id
+      r.fact_id = $fact_id, r.write_id = $write_id
 }
 WITH s, o
 MATCH (s)-[r:$($p)]->(o) WHERE r.valid_to IS NULL

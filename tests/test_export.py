@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ctxneo.cli import main
 from ctxneo.cli.export_cmds import scenario_store
-from ctxneo.export import cypher_statements, literal, split_statements, write_journal, write_script
+from ctxneo.export import literal, parse_script, split_statements, write_journal, write_script
 from ctxneo.memory import Memory
 from ctxneo.model import NewFact
 from ctxneo.scenarios import load_suite, shipped_suite
@@ -60,16 +60,28 @@ def snapshot(store: Store) -> dict[str, Any]:
 
 
 def through_neo4j(source: Store, server: Any, tmp_path: Path) -> tuple[Store, NetworkXStore]:
-    """Export ``source`` as a script, load it into a fresh namespace, bring it back as a journal."""
+    """Export ``source`` as a script, load it into a fresh namespace, bring it back as a journal.
+
+    Half the time the script's text is run as cypher-shell would run it; else
+    ``ctxneo load``'s way: parsed as data and written in one transaction.
+    """
     from conftest import connect
 
     namespace = f"export-{uuid.uuid4().hex}"
     script = io.StringIO()
-    write_script(cypher_statements(source, namespace), script, namespace)
+    write_script(source.image(), script, namespace)
     neo = connect(server, namespace)
-    neo.execute(split_statements(script.getvalue()))  # type: ignore[attr-defined]
+    if uuid.uuid4().int % 2:
+        with neo._driver.session() as session:  # type: ignore[attr-defined]
+            for statement in split_statements(script.getvalue()):
+                session.run(statement).consume()
+            session.run("CALL db.awaitIndexes(120)").consume()
+    else:
+        named, image = parse_script(script.getvalue())
+        assert named == namespace
+        neo.load(image)  # type: ignore[attr-defined]
     journal = tmp_path / f"{namespace}.jsonl"
-    write_journal(neo, journal)
+    write_journal(neo.image(), journal)
     return neo, NetworkXStore(journal)
 
 

@@ -85,7 +85,7 @@ def test_writers_in_separate_processes_never_share_a_sequence_number(neo4j_serve
 def test_hostile_input_never_reaches_the_sentinel(neo4j_server: Any) -> None:
     namespace = f"hostile-{uuid.uuid4().hex}"
     with open_store(neo4j_server, namespace) as store:
-        store.execute(["MERGE (:Sentinel {id: $id})".replace("$id", repr(namespace))])
+        store._driver.execute_query("MERGE (:Sentinel {id: $id})", id=namespace)
         hostile = [
             "x'}) MATCH (n) DETACH DELETE n //",
             'x"}) DETACH DELETE n',

@@ -23,6 +23,30 @@ MAX_CANDIDATES = 40
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryImage:
+    """A whole memory as data: what export writes and load reads, whatever the store.
+
+    ``facts`` are every fact, current and closed, in sequence order; ``last_seq``
+    is the memory's counter (a final retraction uses a number no fact has).
+    """
+
+    facts: tuple[Fact, ...]
+    aliases: dict[str, tuple[str, ...]]
+    multi: frozenset[str]
+    last_seq: int
+
+    @property
+    def predicates(self) -> list[str]:
+        return sorted({f.predicate for f in self.facts})
+
+    @property
+    def entities(self) -> list[str]:
+        """Every entity: named by a fact or only by an alias, sorted."""
+        names = {f.subject for f in self.facts} | {f.object for f in self.facts}
+        return sorted(names | set(self.aliases))
+
+
+@dataclass(frozen=True, slots=True)
 class EntityHit:
     """An entity found in the token index, with the aliases registered for it."""
 
@@ -152,6 +176,15 @@ class Store(ABC):
         ``None`` for a store that holds one memory only (the embedded store).
         """
         return None
+
+    def image(self) -> MemoryImage:
+        """The whole memory as data (a consistent view: no write lands in the middle)."""
+        return MemoryImage(
+            tuple(self.all_facts()),
+            self.aliases(),
+            self.multi_valued(),
+            self.stats()["last_seq"],
+        )
 
     def close(self) -> None:  # noqa: B027 - stores without resources need not override it
         """Release connections and files. Idempotent."""

@@ -22,23 +22,62 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
+import os
+import random
 import threading
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from ctxneo import cypher
-from ctxneo.errors import StoreError, StoreUnavailable
-from ctxneo.model import Fact, NewFact, check_name, check_predicate
-from ctxneo.neo4j_uri import check_uri
+from ctxneo.errors import (
+    InvalidFactError,
+    NamespaceInUse,
+    StoreError,
+    StoreUnavailable,
+    WriteOutcomeUnknown,
+)
+from ctxneo.model import (
+    Fact,
+    NewFact,
+    check_name,
+    check_namespace,
+    check_predicate,
+    check_text,
+)
+from ctxneo.neo4j_uri import check_uri, redact
 from ctxneo.stores.base import (
     MAX_CANDIDATES,
     MAX_NEIGHBOURS,
     MAX_PATHS,
     EntityHit,
+    MemoryImage,
     Store,
     supersede,
 )
 from ctxneo.text import index_keys
+
+_T = TypeVar("_T")
+
+
+def _backoff() -> Iterator[float]:
+    """Waits between retries: 50 ms doubling to 1 s, with jitter so clients spread out."""
+    delay = 0.05
+    while True:
+        yield delay * (0.5 + random.random())
+        delay = min(delay * 2, 1.0)
+
+
+def _wait(delay: float, deadline: float) -> bool:
+    """Sleep ``delay`` (cut to the deadline); whether time is left for another try."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return False
+    time.sleep(min(delay, left))
+    return deadline - time.monotonic() > 0
+
 
 _SCHEMA_RACE_CODES = (
     "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
@@ -94,11 +133,53 @@ def _tagged(tag: str, names: Sequence[str]) -> str:
     return " ".join(f"{tag}_{key}" for name in names for key in sorted(index_keys(name)))
 
 
+#: How long a write (or a read) keeps retrying before it reports the store unavailable.
+WRITE_TIMEOUT = 15.0
+#: Rows per UNWIND when a whole memory is loaded in one transaction.
+LOAD_BATCH = 5_000
+
+# Drivers a forked child inherited: never used or closed there (their sockets
+# are the parent's), only kept from the garbage collector.
+_ABANDONED: list[Any] = []
+
+
+def _quiet_driver_logs() -> None:
+    """Keep the driver's warnings (retries, routing) off stderr unless logging is set up.
+
+    Without any handler Python prints warnings through its last-resort handler;
+    a NullHandler on the driver's logger stops that, and messages still reach
+    the root logger when an application configures one.
+    """
+    logger = logging.getLogger("neo4j")
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+
+
+def new_write_id() -> str:
+    """A client-generated id stored with a write, to recognise it after an unanswered commit."""
+    return uuid.uuid4().hex[:16]
+
+
+def _reconnect(config: dict[str, Any]) -> Neo4jStore:
+    return Neo4jStore(**config).connect()
+
+
 class Neo4jStore(Store):
     """A memory in one namespace of a Neo4j database.
 
     The constructor only stores configuration; :meth:`connect` opens the
     driver, proves the server answers and creates the schema.
+
+    Every write carries a client-generated write id (stored on the facts it
+    creates or closes). A write is retried on transient errors and lost
+    connections until ``timeout`` seconds have passed; when a commit went out
+    but its answer did not come back, the retry first looks the write id up
+    under the namespace lock and returns what the committed write did, so a
+    committed write is never reported as failed nor applied twice.
+
+    Raises:
+        ConfigError: the URI is not a Bolt one (see :func:`ctxneo.neo4j_uri.check_uri`).
+        InvalidFactError: the namespace or credentials are not strings.
     """
 
     backend = "neo4j"
@@ -112,19 +193,43 @@ class Neo4jStore(Store):
         database: str | None = None,
         namespace: str = "default",
         connection_timeout: float = 5.0,
+        timeout: float = WRITE_TIMEOUT,
     ) -> None:
-        check_name(namespace, "namespace")
+        check_namespace(namespace)
+        for value, what in ((user, "user"), (password, "password"), (database, "database")):
+            if value is not None:
+                check_text(value, what)
+        if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
+            raise InvalidFactError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self.uri = check_uri(uri)
         self.user = user
         self.password = password
         self.database = database
         self.namespace = namespace
-        self.connection_timeout = connection_timeout
+        self.connection_timeout = min(connection_timeout, timeout)
+        self.timeout = float(timeout)
         # Stems are indexed as "<tag>_<stem>" so a full-text query meets only this namespace.
         self._tag = namespace_tag(namespace)
         self._driver: Any = None
+        self._pid = os.getpid()
         self._local = threading.local()
         self.reads = 0  # read round trips so far (each store question is one)
+        self.reconciled = 0  # writes whose unanswered commit was found applied
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "uri": self.uri,
+            "user": self.user,
+            "password": self.password,
+            "database": self.database,
+            "namespace": self.namespace,
+            "connection_timeout": self.connection_timeout,
+            "timeout": self.timeout,
+        }
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A child started with multiprocessing's spawn connects on its own.
+        return (_reconnect, (self._config(),))
 
     # -- connection -------------------------------------------------------------
 
@@ -134,41 +239,51 @@ class Neo4jStore(Store):
         Raises:
             StoreUnavailable: nothing answers at the URI, or the credentials are refused.
         """
-        import neo4j
-        from neo4j.exceptions import AuthError, ConfigurationError, Neo4jError, ServiceUnavailable
+        from neo4j.exceptions import Neo4jError
 
+        self._open_driver()
+        try:
+            self._create_schema()
+        except Neo4jError as e:
+            self.close()
+            raise StoreError(
+                f"Neo4j at {redact(self.uri)}: cannot create the schema: {e.message}"
+            ) from e
+        return self
+
+    def _open_driver(self) -> None:
+        import neo4j
+        from neo4j.exceptions import AuthError, ConfigurationError, ServiceUnavailable
+
+        _quiet_driver_logs()
         auth = (self.user or "neo4j", self.password) if self.password else None
+        where = redact(self.uri)
         try:
             self._driver = neo4j.GraphDatabase.driver(
                 self.uri,
                 auth=auth,
                 connection_timeout=self.connection_timeout,
-                connection_acquisition_timeout=max(10.0, self.connection_timeout * 2),
-                max_transaction_retry_time=15.0,
+                connection_acquisition_timeout=self.timeout,
+                max_transaction_retry_time=0.0,  # retries are ours: they know the write id
                 notifications_min_severity="OFF",
             )
             self._driver.verify_connectivity()
         except (ServiceUnavailable, OSError) as e:
             self.close()
             raise StoreUnavailable(
-                f"cannot reach Neo4j at {self.uri}: {_reason(e)}; {HOW_TO_START}"
+                f"cannot reach Neo4j at {where}: {_reason(e)}; {HOW_TO_START}"
             ) from e
         except AuthError as e:
             self.close()
             raise StoreUnavailable(
-                f"Neo4j at {self.uri} refused the credentials for user "
+                f"Neo4j at {where} refused the credentials for user "
                 f"{self.user!r}: set --user/--password or NEO4J_USER/"
                 "NEO4J_PASSWORD"
             ) from e
         except (ConfigurationError, ValueError) as e:
             self.close()
-            raise StoreUnavailable(f"bad Neo4j URI {self.uri!r}: {e}") from e
-        try:
-            self._create_schema()
-        except Neo4jError as e:
-            self.close()
-            raise StoreError(f"Neo4j at {self.uri}: cannot create the schema: {e.message}") from e
-        return self
+            raise StoreUnavailable(f"bad Neo4j URI {where!r}: {_reason(e)}") from e
+        self._pid = os.getpid()
 
     def _create_schema(self) -> None:
         from neo4j.exceptions import ClientError
@@ -184,6 +299,12 @@ class Neo4jStore(Store):
             session.run("CALL db.awaitIndexes(120)").consume()
 
     def _session(self, **kwargs: Any) -> Any:
+        if self._driver is not None and self._pid != os.getpid():
+            # A forked child: the driver's connections are the parent's sockets.
+            _ABANDONED.append(self._driver)
+            self._driver = None
+            self._local = threading.local()
+            self._open_driver()
         if self._driver is None:
             raise StoreError("the Neo4j store is not connected (call connect())")
         # One bookmark manager for reads and writes: a read sees this store's
@@ -199,48 +320,113 @@ class Neo4jStore(Store):
         import neo4j
 
         session = getattr(self._local, "reader", None)
-        if session is None or session.closed():
+        if session is None or session.closed() or self._pid != os.getpid():
             session = self._session(default_access_mode=neo4j.READ_ACCESS)
             self._local.reader = session
         return session
 
     def close(self) -> None:
         if self._driver is not None:
-            self._driver.close()  # closes every session's connection too
+            if self._pid == os.getpid():
+                self._driver.close()  # closes every session's connection too
+            else:
+                _ABANDONED.append(self._driver)
             self._driver = None
         self._local = threading.local()
 
     # -- running statements -------------------------------------------------------
 
+    def _lost(self, e: BaseException) -> str:
+        return f"lost Neo4j at {redact(self.uri)}: {_reason(e)}"
+
     def _read(self, name: str, **params: Any) -> list[Any]:
-        """One read round trip, routed to a reader (retried once if the connection dropped)."""
-        from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired
+        """One read round trip, routed to a reader; retried on a lost connection until
+        the time limit."""
+        from neo4j.exceptions import DriverError, Neo4jError
 
         self.reads += 1
         query, values = cypher.load(name), {"ns": self.namespace, **params}
-        for attempt in (1, 2):
+        deadline = time.monotonic() + self.timeout
+        delays = _backoff()
+        while True:
             session = self._reader()
             try:
                 return list(session.run(query, values))
-            except (ServiceUnavailable, SessionExpired) as e:
+            except (DriverError, Neo4jError) as e:
                 self._local.reader = None
-                if attempt == 2:
-                    raise StoreUnavailable(f"lost Neo4j at {self.uri}: {_reason(e)}") from e
-            except Neo4jError as e:
-                raise StoreError(f"Neo4j query {name!r} failed: {e.message}") from e
-        raise AssertionError("unreachable")
+                if isinstance(e, Neo4jError) and not e.is_retryable():
+                    raise StoreError(f"Neo4j query {name!r} failed: {e.message}") from e
+                if not _wait(next(delays), deadline):
+                    raise StoreUnavailable(self._lost(e)) from e
 
-    def _write(self, work: Any) -> Any:
-        """Run ``work(tx)`` as one managed write transaction (retried when transient)."""
-        from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired
+    def _write(
+        self,
+        work: Callable[[Any], _T],
+        reconcile: Callable[[Any], _T | None] | None = None,
+        *,
+        write_id: str = "",
+        timeout: float | None = None,
+    ) -> _T:
+        """Run ``work(tx)`` as one transaction, retried until the time limit.
 
-        try:
-            with self._session() as session:
-                return session.execute_write(work)
-        except (ServiceUnavailable, SessionExpired) as e:
-            raise StoreUnavailable(f"lost Neo4j at {self.uri}: {_reason(e)}") from e
-        except Neo4jError as e:
-            raise StoreError(f"Neo4j write failed: {e.message}") from e
+        When an attempt's commit went out unanswered (the connection dropped
+        while committing), the next attempt first runs ``reconcile(tx)``: it
+        takes the namespace lock and looks the write up by its id; what it
+        finds is returned instead of writing again.
+
+        Raises:
+            StoreError: the server refused the write (not a transient error).
+            WriteOutcomeUnknown: a commit went unanswered and the server could
+                not be reached again in time to find out whether it applied.
+            StoreUnavailable: the server could not be reached in time (the
+                write was not applied).
+        """
+        from neo4j.exceptions import DriverError, IncompleteCommit, Neo4jError
+
+        limit = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        delays = _backoff()
+        unknown = False
+        while True:
+            committing = False
+            try:
+                with self._session() as session:
+                    tx = session.begin_transaction(timeout=max(1.0, deadline - time.monotonic()))
+                    try:
+                        if unknown and reconcile is not None:
+                            found = reconcile(tx)
+                            if found is not None:
+                                tx.rollback()
+                                self.reconciled += 1
+                                return found
+                        result = work(tx)
+                        committing = True
+                        tx.commit()
+                        return result
+                    finally:
+                        tx.close()
+            except (DriverError, Neo4jError) as e:
+                # A connection lost while committing leaves the outcome unknown;
+                # one lost before the commit went out leaves nothing applied.
+                unknown = unknown or committing or isinstance(e, IncompleteCommit)
+                if isinstance(e, Neo4jError) and (e.code or "").startswith(
+                    "Neo.ClientError.Transaction.TransactionTimedOut"
+                ):
+                    raise StoreError(
+                        f"the write did not finish within {limit:g} s and the server ended it "
+                        "(nothing of it applied)"
+                    ) from e
+                if isinstance(e, Neo4jError) and not e.is_retryable():
+                    raise StoreError(f"Neo4j write failed: {e.message}") from e
+                if not _wait(next(delays), deadline):
+                    if unknown and reconcile is not None:
+                        raise WriteOutcomeUnknown(
+                            f"{self._lost(e)}; a commit went unanswered and the server did not "
+                            f"answer again within {limit:g} s, so whether write {write_id} "
+                            "applied is unknown: read the memory before writing it again",
+                            write_id=write_id,
+                        ) from e
+                    raise StoreUnavailable(f"{self._lost(e)} (gave up after {limit:g} s)") from e
 
     def _tx(self, tx: Any, name: str, **params: Any) -> list[Any]:
         return list(tx.run(cypher.load(name), {"ns": self.namespace, **params}))
@@ -248,11 +434,21 @@ class Neo4jStore(Store):
     def _search(self, name: str) -> str:
         return _tagged(self._tag, (name,))
 
+    def _found(self, tx: Any, keys: Iterable[tuple[str, str]], write_id: str) -> list[Any]:
+        """Under the namespace lock: the facts write ``write_id`` created or closed."""
+        self._tx(tx, "lock_memory")
+        return self._tx(
+            tx, "find_write", keys=[{"s": s, "p": p} for s, p in keys], write_id=write_id
+        )
+
     # -- writes -------------------------------------------------------------------
 
     def remember(self, fact: NewFact) -> Fact:
         """One fact in one statement: the common write, one round trip."""
+        if not isinstance(fact, NewFact):
+            raise InvalidFactError(f"not a fact: {fact!r}"[:200])
         new = fact.checked()
+        write_id = new_write_id()
 
         def work(tx: Any) -> Fact:
             (row,) = self._tx(
@@ -267,15 +463,25 @@ class Neo4jStore(Store):
                 speaker=new.speaker,
                 turn_id=new.turn_id,
                 fact_id=new.fact_id,
+                write_id=write_id,
             )
             return _fact(row)
 
-        return self._write(work)
+        def reconcile(tx: Any) -> Fact | None:
+            rows = self._found(tx, [(new.subject, new.predicate)], write_id)
+            made = [_fact(r) for r in rows if r["created"]]
+            return made[0] if made else None
+
+        return self._write(work, reconcile, write_id=write_id)
 
     def remember_many(self, facts: Sequence[NewFact]) -> list[Fact]:
+        for f in facts:
+            if not isinstance(f, NewFact):
+                raise InvalidFactError(f"not a fact: {f!r}"[:200])
         checked = [f.checked() for f in facts]
         if not checked:
             return []
+        write_id = new_write_id()
 
         def work(tx: Any) -> list[Fact]:
             (state,) = self._tx(tx, "lock_memory")
@@ -325,7 +531,7 @@ class Neo4jStore(Store):
                 predicates.add(new.predicate)
                 out.append(fact)
             if closes:
-                self._tx(tx, "close_facts", closes=closes)
+                self._tx(tx, "close_facts", closes=closes, write_id=write_id)
             if created:
                 names = {n for f in created.values() for n in (f.subject, f.object)}
                 self._tx(
@@ -333,15 +539,60 @@ class Neo4jStore(Store):
                     "merge_entities",
                     entities=[{"name": n, "search": self._search(n)} for n in sorted(names)],
                 )
-                self._tx(tx, "create_facts", facts=[f.to_dict() for f in created.values()])
+                self._tx(
+                    tx,
+                    "create_facts",
+                    facts=[f.to_dict() for f in created.values()],
+                    write_id=write_id,
+                )
             self._tx(tx, "set_memory", seq=seq, multi=sorted(multi), predicates=sorted(predicates))
             # Every fact as it now stands, closed later in this batch or not.
             return [latest.get(f.seq, f) for f in out]
 
-        return self._write(work)
+        def reconcile(tx: Any) -> list[Fact] | None:
+            keys = sorted({(f.subject, f.predicate) for f in checked})
+            made = [_fact(r) for r in self._found(tx, keys, write_id) if r["created"]]
+            if not made:
+                return None  # not applied (or it changed nothing): writing it now is right
+            return self._replayed(tx, checked, made)
+
+        return self._write(work, reconcile, write_id=write_id)
+
+    def _replayed(self, tx: Any, batch: list[NewFact], made: list[Fact]) -> list[Fact]:
+        """What ``remember_many(batch)`` returned, rebuilt from the facts it created.
+
+        Created facts have increasing numbers in batch order; a fact that
+        created nothing restated a value current at that point: the newest
+        fact with that value made earlier in the batch, or before it.
+        """
+        made = sorted(made, key=lambda f: f.seq)
+        first = made[0].seq
+        pending = iter(made)
+        nxt = next(pending, None)
+        latest: dict[tuple[str, str, str], Fact] = {}
+        out: list[Fact] = []
+        for new in batch:
+            triple = (new.subject, new.predicate, new.object)
+            if nxt is not None and (nxt.subject, nxt.predicate, nxt.object) == triple:
+                latest[triple] = nxt
+                out.append(nxt)
+                nxt = next(pending, None)
+                continue
+            if triple not in latest:
+                rows = self._tx(tx, "history", subject=new.subject, predicate=new.predicate)
+                before = [f for f in map(_fact, rows) if f.object == new.object and f.seq < first]
+                if not before:
+                    raise StoreError(f"cannot rebuild the result of write {made[0]}")
+                latest[triple] = before[-1]
+            out.append(latest[triple])
+        return out
 
     def retract(self, subject: str, predicate: str, obj: str | None = None) -> list[Fact]:
-        check_predicate(predicate)
+        check_name(subject, "subject")
+        predicate = check_predicate(predicate)
+        if obj is not None:
+            check_name(obj, "object")
+        write_id = new_write_id()
 
         def work(tx: Any) -> list[Fact]:
             (state,) = self._tx(tx, "lock_memory")
@@ -357,16 +608,23 @@ class Neo4jStore(Store):
                 tx,
                 "close_facts",
                 closes=[{"s": f.subject, "p": f.predicate, "seq": f.seq, "at": at} for f in live],
+                write_id=write_id,
             )
             self._tx(tx, "set_memory", seq=at, multi=state["multi"], predicates=state["predicates"])
             return [f.closed_at(at) for f in live]
 
-        return self._write(work)
+        def reconcile(tx: Any) -> list[Fact] | None:
+            closed = [_fact(r) for r in self._found(tx, [(subject, predicate)], write_id)]
+            return closed or None
+
+        return self._write(work, reconcile, write_id=write_id)
 
     def declare_multi_valued(self, predicates: Iterable[str]) -> None:
+        if isinstance(predicates, str):
+            predicates = [predicates]
         wanted = {check_predicate(p) for p in predicates}
 
-        def work(tx: Any) -> None:
+        def work(tx: Any) -> None:  # idempotent: a retry after an unanswered commit is harmless
             (state,) = self._tx(tx, "lock_memory")
             self._tx(
                 tx,
@@ -386,7 +644,7 @@ class Neo4jStore(Store):
         check_name(phrase, "alias phrase")
         check_name(entity, "entity")
 
-        def work(tx: Any) -> None:
+        def work(tx: Any) -> None:  # idempotent, like declare_multi_valued
             self._tx(tx, "lock_memory")  # like every write, under the namespace lock
             self._tx(
                 tx,
@@ -399,41 +657,109 @@ class Neo4jStore(Store):
 
         self._write(work)
 
-    def execute(self, statements: Iterable[str], progress: Any = lambda: None) -> int:
-        """Run Cypher statements in order, each in its own managed write transaction.
+    def clear(self) -> None:
+        """Delete this namespace: its entities, facts and memory node (whatever state a failed
+        load or write left them in). Idempotent; retried like a write."""
+        from neo4j.exceptions import DriverError, Neo4jError
 
-        For ``ctxneo load`` and ``export --to-uri``: the statements are a script,
-        not this store's questions. Returns how many ran.
+        deadline = time.monotonic() + self.timeout
+        delays = _backoff()
+        while True:
+            try:
+                with self._session() as session:  # CALL ... IN TRANSACTIONS needs auto-commit
+                    session.run(cypher.load("clear"), {"ns": self.namespace}).consume()
+                    session.run(cypher.load("clear_memory_node"), {"ns": self.namespace}).consume()
+                return
+            except (DriverError, Neo4jError) as e:
+                if isinstance(e, Neo4jError) and not e.is_retryable():
+                    raise StoreError(
+                        f"cannot clear namespace {self.namespace!r}: {e.message}"
+                    ) from e
+                if not _wait(next(delays), deadline):
+                    raise StoreUnavailable(self._lost(e)) from e
+
+    # -- whole memories -------------------------------------------------------------
+
+    def load(
+        self,
+        image: MemoryImage,
+        *,
+        progress: Callable[[int], None] = lambda n: None,
+        timeout: float | None = None,
+    ) -> None:
+        """Write a whole memory into this namespace, all or nothing: one transaction.
+
+        The image must be valid (see :func:`ctxneo.export.validated`). ``progress``
+        is called with the number of facts and entities written by each batch.
+        ``timeout`` defaults to the store's time limit plus one second per
+        2,000 facts.
 
         Raises:
-            StoreError: a statement failed (the ones before it stay applied).
+            NamespaceInUse: the namespace already holds a memory (nothing is written).
+            StoreError, StoreUnavailable: the load failed; the namespace is as it was.
         """
-        from neo4j.exceptions import ClientError
+        load_id = new_write_id()
+        entities = [
+            {
+                "name": n,
+                "search": search_text(self.namespace, n, *image.aliases.get(n, ())),
+                "aliases": list(image.aliases.get(n, ())),
+            }
+            for n in image.entities
+        ]
+        facts = [f.to_dict() for f in image.facts]
 
-        count = 0
-        for statement in statements:
-            try:
-                self._write(lambda tx, q=statement: tx.run(q).consume())
-            except StoreError as e:
-                cause = e.__cause__
-                if not (isinstance(cause, ClientError) and cause.code in _SCHEMA_RACE_CODES):
-                    raise StoreError(f"statement {count + 1} failed: {e}") from cause
-            count += 1
-            progress()
-        self._write(lambda tx: None)  # a no-op write makes sure the last one is visible
+        def work(tx: Any) -> None:
+            (state,) = self._tx(tx, "lock_memory")
+            (used,) = self._tx(tx, "namespace_used")
+            if state["seq"] or used["used"]:
+                raise NamespaceInUse(
+                    f"namespace {self.namespace!r} at {redact(self.uri)} already holds a "
+                    f"memory (last seq {state['seq']}); loading would mix the two: clear it "
+                    "first (ctxneo clear) or load into another --namespace"
+                )
+            for start in range(0, len(entities), LOAD_BATCH):
+                rows = entities[start : start + LOAD_BATCH]
+                self._tx(tx, "load_entities", entities=rows)
+                progress(len(rows))
+            for start in range(0, len(facts), LOAD_BATCH):
+                rows = facts[start : start + LOAD_BATCH]
+                self._tx(tx, "create_facts", facts=rows, write_id=None)
+                progress(len(rows))
+            self._tx(
+                tx,
+                "finish_load",
+                seq=image.last_seq,
+                multi=sorted(image.multi),
+                predicates=image.predicates,
+                load_id=load_id,
+            )
+
+        def reconcile(tx: Any) -> bool | None:
+            (state,) = self._tx(tx, "lock_memory")
+            return True if state["load_id"] == load_id else None
+
+        limit = timeout if timeout is not None else self.timeout + len(facts) / 2_000
+        self._write(work, reconcile, write_id=load_id, timeout=limit)  # type: ignore[arg-type]
+        self._settle()
+
+    def _settle(self) -> None:
+        """Wait until the full-text index has what was written (a load is then searchable)."""
         with self._session() as session:
             session.run("CALL db.awaitIndexes(120)").consume()
-        return count
 
-    def clear(self) -> None:
-        from neo4j.exceptions import Neo4jError
+    def image(self) -> MemoryImage:
+        """The whole memory, read under the namespace's write lock: no write lands midway."""
 
-        try:
-            with self._session() as session:  # CALL ... IN TRANSACTIONS needs an auto-commit run
-                session.run(cypher.load("clear"), {"ns": self.namespace}).consume()
-                session.run(cypher.load("clear_memory_node"), {"ns": self.namespace}).consume()
-        except Neo4jError as e:
-            raise StoreError(f"cannot clear namespace {self.namespace!r}: {e.message}") from e
+        def work(tx: Any) -> MemoryImage:
+            state = self._tx(tx, "lock_existing")
+            if not state:
+                return MemoryImage((), {}, frozenset(), 0)
+            facts = tuple(_fact(r) for r in self._tx(tx, "all_facts"))
+            aliases = {r["name"]: tuple(r["aliases"]) for r in self._tx(tx, "aliases")}
+            return MemoryImage(facts, aliases, frozenset(state[0]["multi"]), state[0]["seq"])
+
+        return self._write(work)
 
     # -- reads --------------------------------------------------------------------
 

@@ -59,6 +59,7 @@ from ctxneo.stores.base import (
     MAX_NEIGHBOURS,
     MAX_PATHS,
     EntityHit,
+    MemoryImage,
     Store,
 )
 from ctxneo.stores.journal import Journal, encode_line, fact_record, fsync_policy, record_fact
@@ -242,14 +243,32 @@ class NetworkXStore(Store):
 
     def _catch_up(self) -> None:
         assert self._journal is not None
-        for line_no, offset, record in self._journal.read_new():
+        path = self.path
+        self.replay(
+            (
+                (f"{path}, line {line_no}", offset, record)
+                for line_no, offset, record in self._journal.read_new()
+            ),
+        )
+
+    def replay(self, records: Iterable[tuple[str, int, dict[str, Any]]]) -> None:
+        """Apply journal records, each checked against the replay invariants first.
+
+        ``records`` are ``(where, line offset, record)``; ``where`` names the
+        record in an error (a file and line). Used to read a journal, and to
+        check a memory from any other source before it is loaded anywhere.
+
+        Raises:
+            JournalError: a record breaks an invariant or has the wrong shape
+                (the records before it are applied, nothing after it).
+        """
+        for where, offset, record in records:
             try:
                 op = self._op_of(record)
             except (InvalidFactError, KeyError, TypeError, AttributeError) as e:
                 reason = f"missing field {e}" if isinstance(e, KeyError) else str(e)
                 raise JournalError(
-                    f"{self.path}, line {line_no}: bad {str(record.get('op'))[:20]!r} record: "
-                    f"{reason}"
+                    f"{where}: bad {str(record.get('op'))[:20]!r} record: {reason}"
                 ) from e
             self._apply(op, offset)
         self.seq = max(self.seq, self._horizon)
@@ -738,12 +757,20 @@ class NetworkXStore(Store):
     @_locked
     def all_facts(self) -> Iterator[Fact]:
         self._sync()
+        return iter(self._in_order())
+
+    def _in_order(self) -> list[Fact]:
         live = {seq: f for facts in self.current_by_predicate.values() for seq, f in facts.items()}
-        out = [
+        return [
             live[seq] if self._valid_to[i] == 0 else self._closed_fact(seq)
             for i, seq in enumerate(self._seqs)
         ]
-        return iter(out)
+
+    @_locked
+    def image(self) -> MemoryImage:
+        self._sync()  # one read of the journal: the image is the memory at one point
+        aliases = {entity: tuple(phrases) for entity, phrases in sorted(self._aliases.items())}
+        return MemoryImage(tuple(self._in_order()), aliases, frozenset(self.multi), self.seq)
 
     @_locked
     def stats(self) -> dict[str, int]:
