@@ -211,3 +211,45 @@ def test_load_refuses_a_namespace_that_already_holds_a_memory(
     assert store.stats()["facts"] == 1  # nothing was duplicated
     store.clear()
     store.close()
+
+
+def test_export_of_an_empty_namespace_says_so_and_lists_the_others(
+    neo4j_server: Any, tmp_path: Path
+) -> None:
+    from conftest import connect
+
+    here = connect(neo4j_server, f"here-{uuid.uuid4().hex}")
+    here.remember(NewFact("A", "OWNED_BY", "B"))
+    out = tmp_path / "out.jsonl"
+    result = cli_for(neo4j_server).invoke(
+        main,
+        ["export", "--from-uri", neo4j_server.uri, "--namespace", "nosuchns", "-o", str(out)],
+    )
+    here.clear()
+    here.close()
+    assert result.exit_code == 1
+    assert "namespace 'nosuchns'" in result.output and "holds no memory" in result.output
+    assert f"{here.namespace!r} (last seq 1)" in result.output
+    assert not out.exists()
+
+
+def test_scenarios_load_into_one_namespace_each_and_a_busy_one_stops_the_rest(
+    neo4j_server: Any,
+) -> None:
+    from conftest import connect
+
+    base = f"suite-{uuid.uuid4().hex[:8]}"
+    runner = cli_for(neo4j_server)
+    args = ["export", "--scenarios", "bench/scenarios/01_mobile_release_planning.json"]
+    args += ["--scenarios", "bench/scenarios/02_reef_literature_review.json"]
+    args += ["--to-uri", neo4j_server.uri, "--namespace", base, "--silent"]
+    first = runner.invoke(main, args)
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(main, args)
+    assert again.exit_code == 1 and "already holds a memory" in again.output
+    for name in ("mobile_release_planning", "reef_literature_review"):
+        store = connect(neo4j_server, f"{base}/{name}")
+        source = scenario_store(next(s for s in load_suite(["bench/scenarios"]) if s.name == name))
+        assert snapshot(store) == snapshot(source)  # loaded once, not twice
+        store.clear()
+        store.close()
