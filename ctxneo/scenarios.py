@@ -71,6 +71,8 @@ def load_file(path: str | Path) -> list[Scenario]:
         raise ScenarioError(
             f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}", file=str(path)
         ) from e
+    except RecursionError:
+        raise ScenarioError("not a scenario file: JSON nested too deeply", file=str(path)) from None
     return parse_document(doc, str(path))
 
 
