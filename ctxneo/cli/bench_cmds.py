@@ -13,9 +13,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ctxneo.bench import harness, kgqa, reliability, report, scale, token_scaling
+from ctxneo.bench import durability, harness, kgqa, reliability, report, scale, token_scaling
 from ctxneo.cli.group import CtxneoGroup
 from ctxneo.cli.options import (
+    connection_options,
     emit_json,
     friendly_errors,
     json_option,
@@ -455,3 +456,105 @@ def kgqa_cmd(
     console = report.console()
     for table in report.kgqa_tables(summary, loaded, kgqa.MODES[mode]):
         console.print(table)
+
+
+@bench.command("reliability")
+@click.option(
+    "--backend",
+    type=click.Choice(BACKENDS),
+    default="networkx",
+    show_default=True,
+    help="Store(s) to put under faults (networkx: the journal).",
+)
+@click.option(
+    "--writers",
+    default=4,
+    show_default=True,
+    type=click.IntRange(2, 64),
+    help="Writers at once: processes on the journal, threads (each its own driver) on Neo4j.",
+)
+@click.option(
+    "--seconds",
+    default=8.0,
+    show_default=True,
+    type=click.FloatRange(1, 3600),
+    help="How long each fault run writes.",
+)
+@click.option(
+    "--updates",
+    default=12_000,
+    show_default=True,
+    type=click.IntRange(10, 10_000_000),
+    help="How many times the one hot key is written in the history measurement.",
+)
+@markdown_option
+@silent_option
+@connection_options
+@json_option
+@friendly_errors
+def reliability_cmd(
+    backend: str,
+    writers: int,
+    seconds: float,
+    updates: int,
+    markdown: bool,
+    silent: bool,
+    as_json: bool,
+    **neo4j: Any,
+) -> None:
+    """Writers under injected faults (kill -9, EFBIG, ENOSPC, fork, cut connections).
+
+    Prints writers, writes, faults injected, and what must be zero:
+    acknowledged writes lost, duplicates, refused writes stored, partial
+    batches, keys with two current values; then fsync costs and the cost of a
+    key with a long history. See bench/durability.py for each fault.
+    """
+    backends = ["networkx", "neo4j"] if backend == "all" else [backend]
+    connect = target = None
+    if "neo4j" in backends:
+        from urllib.parse import urlparse
+
+        from ctxneo.neo4j_uri import check_uri
+        from ctxneo.stores.neo4j import Neo4jStore
+
+        uri = neo4j.get("uri")
+        if not uri:
+            raise click.UsageError("--backend neo4j needs --uri (or NEO4J_URI)")
+        parsed = urlparse(check_uri(uri))
+        target = (parsed.hostname or "127.0.0.1", parsed.port or 7687)
+
+        def connect(at: str, namespace: str, timeout: float) -> Neo4jStore:
+            return Neo4jStore(
+                at,
+                user=neo4j["user"],
+                password=neo4j["password"],
+                database=neo4j["database"],
+                namespace=namespace,
+                timeout=timeout,
+            ).connect()
+
+    def note(message: str) -> None:
+        if not silent:
+            click.echo(f"running {message}...", err=True)
+
+    result = durability.run(
+        backends,
+        writers=writers,
+        seconds=seconds,
+        connect=connect,
+        neo4j_target=target,
+        updates=updates,
+        progress=note,
+    )
+    if as_json:
+        emit_json(result)
+    elif markdown:
+        click.echo(durability.markdown(result))
+    else:
+        report.console().print(durability.table(result))
+        if "fsync" in result:
+            click.echo(
+                durability.markdown({"rows": [], "all_zero": True, **result}).split("\n", 3)[-1]
+            )
+    if not result["all_zero"]:
+        raise click.ClickException("a reliability check failed (see above)")

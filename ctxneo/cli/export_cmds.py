@@ -14,9 +14,9 @@ from ctxneo.cli.options import friendly_errors, silent_option
 from ctxneo.errors import CtxneoError, LoadFileError
 from ctxneo.export import read_journal, read_load_file, write_file, write_journal, write_script
 from ctxneo.model import NewFact, Scenario, check_namespace
+from ctxneo.neo4j_uri import redact
 from ctxneo.scenarios import load_suite
 from ctxneo.stores.base import MemoryImage
-from ctxneo.neo4j_uri import redact
 from ctxneo.stores.neo4j import Neo4jStore
 from ctxneo.stores.networkx import NetworkXStore
 
@@ -304,8 +304,7 @@ def load(file: Path, uri: str | None, namespace: str | None, silent: bool, **cre
     with _connect(uri, creds, target_ns) as target:
         _load(target, image, silent, file.name)
     click.echo(
-        f"loaded {len(image.facts)} facts from {file} into {redact(uri)}, "
-        f"namespace {target_ns!r}",
+        f"loaded {len(image.facts)} facts from {file} into {redact(uri)}, namespace {target_ns!r}",
         err=True,
     )
 
