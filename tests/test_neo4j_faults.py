@@ -242,3 +242,34 @@ def test_the_cli_prints_no_driver_log_lines_when_connections_are_cut(neo4j_serve
     with direct(neo4j_server, namespace) as check:
         assert [f.object for f in check.all_facts()] == ["Team_A"]
         check.clear()
+
+
+def _mp_write(store: Neo4jStore, name: str) -> None:
+    for i in range(10):
+        store.remember(NewFact("Shared", "HAS_VALUE", f"{name}-{i}"))
+    store.close()
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_a_store_opened_before_a_child_process_is_safe_in_it(
+    neo4j_server: Any, method: str
+) -> None:
+    import multiprocessing
+
+    namespace = f"mp-{method}-{uuid.uuid4().hex}"
+    store = direct(neo4j_server, namespace)
+    store.remember(NewFact("Shared", "HAS_VALUE", "parent-start"))
+    ctx = multiprocessing.get_context(method)
+    children = [ctx.Process(target=_mp_write, args=(store, f"c{i}")) for i in range(2)]
+    for child in children:
+        child.start()
+    for i in range(10):  # the parent keeps using its own connections meanwhile
+        store.remember(NewFact("Shared", "HAS_VALUE", f"parent-{i}"))
+    for child in children:
+        child.join(120)
+    assert [c.exitcode for c in children] == [0, 0]
+    facts = list(store.all_facts())
+    assert [f.seq for f in facts] == list(range(1, 32))
+    assert sum(f.valid_to is None for f in facts) == 1
+    store.clear()
+    store.close()

@@ -7,15 +7,18 @@ so the graph reads naturally in Neo4j Browser::
         valid_to: null, speaker: "Agent_Implementer", turn_id: 9}]->(:Entity {name: "RateLimiter"})
 
 Every statement lives in ``cypher/*.cypher`` (bar ``db.awaitIndexes``). A
-write is one managed transaction (retried on transient errors) that takes the
-namespace's write lock first. One fact is one statement (``remember_one``),
-which applies the supersession rule in Cypher; a batch reads the current facts
-of its keys, decides supersession in Python (the rule both stores share,
-``stores.base.supersede``), then merges entities, closes and creates with
-UNWIND and advances the counter. Reads are routed as reads, one round trip
-per store question, on a session each thread keeps open. Several memories share a
-server through namespaces: every node carries ``ns``, and clearing a memory
-deletes only its own namespace.
+write is one transaction that takes the namespace's write lock first. One fact
+is one statement (``remember_one``), which applies the supersession rule in
+Cypher; a batch reads the current facts of its keys, decides supersession in
+Python (the rule both stores share, ``stores.base.supersede``), then merges
+entities, closes and creates with UNWIND and advances the counter. Each write
+carries a client-generated write id, stored on the facts it creates or closes:
+retries are the store's own, stop at a time limit, and after a commit whose
+answer was lost look the write up before writing again (``find_write``).
+Reads are routed as reads, one round trip per store question, on a session
+each thread keeps open. Several memories share a server through namespaces:
+every node carries ``ns``, and clearing a memory deletes only its own
+namespace. A whole memory is loaded in one transaction (:meth:`Neo4jStore.load`).
 """
 
 from __future__ import annotations
