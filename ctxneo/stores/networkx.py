@@ -71,7 +71,9 @@ CANDIDATE_POSTING = 128
 LINE_CACHE = 8
 
 _T = TypeVar("_T")
-Op = tuple[Any, ...]
+#: A change of state: a :class:`Fact` to insert, or ("close", fact, at), ("tick", at),
+#: ("multi", predicate), ("alias", phrase, entity), ("clear",).
+Op = Any
 
 
 def _locked(method: Callable[..., _T]) -> Callable[..., _T]:
@@ -203,8 +205,6 @@ class NetworkXStore(Store):
         self.graph = FactGraph()
         self.current: dict[tuple[str, str], dict[str, Fact]] = {}
         self.current_by_predicate: dict[str, dict[int, Fact]] = {}
-        self._predicates: dict[str, None] = {}  # every predicate seen, current or closed
-        self._keys: dict[str, dict[str, None]] = {}  # subject -> predicates it has had
         # One entry per fact, in sequence order: seq, journal line offset, closed at (0: current).
         self._seqs = array("q")
         self._lines = array("q")
@@ -304,10 +304,7 @@ class NetworkXStore(Store):
                         f"a second current value of single-valued ({s!r}, {p}): {o!r} (#{seq}) "
                         f"beside {other.object!r} (#{other.seq})"
                     )
-            return (
-                "fact",
-                Fact(s, p, o, seq, seq, valid_to, fact.speaker, fact.turn_id, fact.fact_id),
-            )
+            return Fact(s, p, o, seq, seq, valid_to, fact.speaker, fact.turn_id, fact.fact_id)
         if op == "close":
             seq = check_int(r["seq"], "seq", minimum=1)
             at = check_int(r["at"], "at", minimum=1)
@@ -332,10 +329,10 @@ class NetworkXStore(Store):
         raise InvalidFactError(f"unknown op {str(op)[:40]!r}")
 
     @staticmethod
-    def _record_of(op: Op) -> dict[str, Any]:
+    def _record_of(op: Op | Fact) -> dict[str, Any]:
+        if op.__class__ is Fact:
+            return fact_record(op)  # type: ignore[arg-type]
         kind = op[0]
-        if kind == "fact":
-            return fact_record(op[1])
         if kind == "close":
             f = op[1]
             return {"op": "close", "s": f.subject, "p": f.predicate, "seq": f.seq, "at": op[2]}
@@ -380,11 +377,12 @@ class NetworkXStore(Store):
 
     # -- applying operations (replay and writes alike) ---------------------------------
 
-    def _apply(self, op: Op, offset: int) -> None:
-        kind = op[0]
-        if kind == "fact":
-            self._insert(op[1], offset)
-        elif kind == "close":
+    def _apply(self, op: Op | Fact, offset: int) -> None:
+        if op.__class__ is Fact:  # a fact is its own operation: the common one
+            self._insert(op, offset)  # type: ignore[arg-type]
+            return
+        kind = op[0]  # type: ignore[index]
+        if kind == "close":
             self._close(op[1], op[2])
         elif kind == "tick":
             self.seq = max(self.seq, op[1])
@@ -404,14 +402,11 @@ class NetworkXStore(Store):
 
     def _insert(self, fact: Fact, offset: int) -> None:
         s, o, p, seq = fact.subject, fact.object, fact.predicate, fact.seq
-        self._entity(s)
-        self._entity(o)
-        self._predicates[p] = None
-        keys = self._keys.get(s)
-        if keys is None:
-            self._keys[s] = {p: None}
-        else:
-            keys[p] = None
+        succ = self.graph._succ
+        if s not in succ:
+            self._entity(s)
+        if o not in succ:
+            self._entity(o)
         self._seqs.append(seq)
         self._lines.append(offset)
         if fact.valid_to is None:
@@ -426,7 +421,11 @@ class NetworkXStore(Store):
                 self.current_by_predicate[p] = {seq: fact}
             else:
                 by_predicate[seq] = fact
-            self.graph.put(fact)
+            edge = succ[s].get(o)
+            if edge is None:
+                edge = succ[s][o] = {}
+                self.graph._pred[o][s] = edge
+            edge[seq] = fact
             self.facts_current += 1
         else:
             self._valid_to.append(fact.valid_to)
@@ -537,44 +536,41 @@ class NetworkXStore(Store):
             seq = self.seq
             multi = self.multi
             added_multi: set[str] = set()
-            added: dict[tuple[str, str], dict[str, Fact]] = {}  # this batch's current facts
+            added: dict[tuple[str, str, str], Fact] = {}  # this batch's facts still current
+            last: dict[tuple[str, str], Fact] = {}  # a single-valued key's current batch fact
             emptied: set[tuple[str, str]] = set()  # keys whose stored current facts it closed
             closed_now: dict[int, Fact] = {}
             current = self.current
             for new in checked:
-                predicate = new.predicate
+                s, predicate, o = new.subject, new.predicate, new.object
                 if new.multi and predicate not in multi and predicate not in added_multi:
                     added_multi.add(predicate)
                     ops.append(("multi", predicate))
-                key = (new.subject, predicate)
-                mine = added.get(key)
-                stored = None if key in emptied else current.get(key)
-                same = (mine and mine.get(new.object)) or (stored and stored.get(new.object))
-                if same:
+                key = (s, predicate)
+                same = added.get((s, predicate, o))
+                if same is None and key not in emptied:
+                    stored = current.get(key)
+                    if stored:
+                        same = stored.get(o)
+                if same is not None:
                     out.append(same)
                     continue
                 seq += 1
-                if (mine or stored) and predicate not in multi and predicate not in added_multi:
-                    for old in itertools.chain((stored or {}).values(), (mine or {}).values()):
-                        ops.append(("close", old, seq))
-                        closed_now[old.seq] = old.closed_at(seq)
-                    emptied.add(key)
-                    mine = added[key] = {}
-                elif mine is None:
-                    mine = added[key] = {}
-                fact = Fact(
-                    new.subject,
-                    predicate,
-                    new.object,
-                    seq,
-                    seq,
-                    None,
-                    new.speaker,
-                    new.turn_id,
-                    new.fact_id,
-                )
-                mine[new.object] = fact
-                ops.append(("fact", fact))
+                fact = Fact(s, predicate, o, seq, seq, None, new.speaker, new.turn_id, new.fact_id)
+                if predicate not in multi and predicate not in added_multi:
+                    previous = last.get(key)
+                    if previous is not None:
+                        ops.append(("close", previous, seq))
+                        closed_now[previous.seq] = previous.closed_at(seq)
+                        del added[(s, predicate, previous.object)]
+                    if key not in emptied and (stored := current.get(key)):
+                        for old in stored.values():
+                            ops.append(("close", old, seq))
+                            closed_now[old.seq] = old.closed_at(seq)
+                        emptied.add(key)
+                    last[key] = fact
+                added[(s, predicate, o)] = fact
+                ops.append(fact)
                 out.append(fact)
             # A fact closed later in the same batch is returned as it now stands.
             return ops, ([closed_now.get(f.seq, f) for f in out] if closed_now else out)
@@ -663,7 +659,7 @@ class NetworkXStore(Store):
     @_locked
     def predicates(self) -> list[str]:
         self._sync()
-        return sorted(self._predicates)
+        return sorted(self.current_by_predicate.keys() | self._closed_by_predicate.keys())
 
     def _touching(self, entity: str) -> Iterator[Fact]:
         succ = self.graph._succ.get(entity)
@@ -743,16 +739,15 @@ class NetworkXStore(Store):
         if predicate is not None:
             predicate = check_predicate(predicate)
         self._sync()
-        predicates = [predicate] if predicate is not None else list(self._keys.get(subject, ()))
-        facts: list[Fact] = []
-        for p in predicates:
-            key = (subject, p)
-            facts.extend(
-                self._pick(
-                    self.current.get(key, {}).values(), self._closed_by_key.get(key, ()), None
-                )
-            )
-        return sorted(facts, key=lambda f: f.seq)
+        if predicate is not None:
+            key = (subject, predicate)
+            live: Iterable[Fact] = self.current.get(key, {}).values()
+            closed: Iterable[int] = self._closed_by_key.get(key, ())
+            return sorted(self._pick(live, closed, None), key=lambda f: f.seq)
+        succ = self.graph._succ.get(subject, {})
+        live = (f for facts in succ.values() for f in facts.values())
+        touching = self._pick(live, self._closed_by_entity.get(subject, ()), None)
+        return sorted((f for f in touching if f.subject == subject), key=lambda f: f.seq)
 
     @_locked
     def all_facts(self) -> Iterator[Fact]:
@@ -779,7 +774,7 @@ class NetworkXStore(Store):
             "facts": self.facts_total,
             "current_facts": self.facts_current,
             "entities": self.graph.number_of_nodes(),
-            "predicates": len(self._predicates),
+            "predicates": len(self.current_by_predicate.keys() | self._closed_by_predicate.keys()),
             "last_seq": self.seq,
         }
 
