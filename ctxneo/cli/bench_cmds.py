@@ -552,9 +552,7 @@ def reliability_cmd(
         click.echo(durability.markdown(result))
     else:
         report.console().print(durability.table(result))
-        if "fsync" in result:
-            click.echo(
-                durability.markdown({"rows": [], "all_zero": True, **result}).split("\n", 3)[-1]
-            )
+        if costs := durability.costs_markdown(result):
+            click.echo(costs)
     if not result["all_zero"]:
         raise click.ClickException("a reliability check failed (see above)")
