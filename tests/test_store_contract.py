@@ -254,3 +254,21 @@ def test_an_alias_names_an_entity_even_before_it_has_facts(store: Store) -> None
     assert store.stats()["entities"] == 1
     (hit,) = store.find_entities(["money"])
     assert (hit.name, hit.aliases) == ("Finance_Eng", ("the money team",))
+
+
+def test_a_predicate_has_one_stored_form_whatever_its_spelling(store: Store) -> None:
+    store.declare_multi_valued(["dependsOn"])
+    first = store.remember(NewFact("Checkout", "depends_on", "Payments"))
+    store.remember(NewFact("Checkout", "DEPENDS_ON", "Fraud"))
+    store.remember(NewFact("Checkout", "ownedBy", "Team_A"))
+    again = store.remember(NewFact("Checkout", "Owned_By", "Team_B"))
+    assert first.predicate == "DEPENDS_ON" and again.predicate == "OWNED_BY"
+    assert store.predicates() == ["DEPENDS_ON", "OWNED_BY"]
+    assert store.multi_valued() == frozenset({"DEPENDS_ON"})
+    assert [f.object for f in store.history("Checkout", "dependsOn")] == ["Payments", "Fraud"]
+    assert [(f.object, f.valid_to) for f in store.history("Checkout", "owned_by")] == [
+        ("Team_A", again.seq),
+        ("Team_B", None),
+    ]
+    assert [f.object for f in store.retract("Checkout", "depends_on", "Fraud")] == ["Fraud"]
+    assert [f.subject for f in store.facts_with_predicate("dependsOn")] == ["Checkout"]

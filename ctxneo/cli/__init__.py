@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 import click
 
 from ctxneo import __version__
@@ -38,3 +41,9 @@ def main() -> None:
     3 an internal error (a bug: CTXNEO_DEBUG=1 shows the traceback);
     130 interrupted (Ctrl-C).
     """
+    warnings.showwarning = _one_line
+
+
+def _one_line(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
+    """A warning (e.g. a journal's torn last line) as one line on stderr, no source lines."""
+    click.echo(f"Warning: {message}", err=True)

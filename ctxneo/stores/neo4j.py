@@ -837,6 +837,9 @@ class Neo4jStore(Store):
         return [_fact(r) for r in rows]
 
     def history(self, subject: str, predicate: str | None = None) -> list[Fact]:
+        check_text(subject, "subject")
+        if predicate is not None:
+            predicate = check_predicate(predicate)
         return [_fact(r) for r in self._read("history", subject=subject, predicate=predicate)]
 
     def all_facts(self) -> Iterator[Fact]:
