@@ -458,7 +458,7 @@ def kgqa_cmd(
         console.print(table)
 
 
-@bench.command("reliability")
+@bench.command("reliability", short_help="Count what writes survive under injected faults.")
 @click.option(
     "--backend",
     type=click.Choice(BACKENDS),

@@ -137,7 +137,7 @@ def _empty_namespace(source: Neo4jStore, uri: str) -> CtxneoError:
     )
 
 
-@click.command()
+@click.command(short_help="Export a memory to a file or to Neo4j.")
 @click.option(
     "--store",
     "store_path",
@@ -261,7 +261,7 @@ def _write(pairs: list[tuple[MemoryImage, str]], output: Path, kind: str, force:
     write_file(output, lambda out: [write_script(img, out, ns) for img, ns in pairs], force=force)
 
 
-@click.command()
+@click.command(short_help="Load a journal or an export into Neo4j.")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--to-uri",
