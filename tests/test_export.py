@@ -229,7 +229,7 @@ def test_export_of_an_empty_namespace_says_so_and_lists_the_others(
     here.close()
     assert result.exit_code == 1
     assert "namespace 'nosuchns'" in result.output and "holds no memory" in result.output
-    assert f"{here.namespace!r} (last seq 1)" in result.output
+    assert f"namespaces there: {here.namespace!r}" in result.output
     assert not out.exists()
 
 

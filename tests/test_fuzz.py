@@ -313,11 +313,11 @@ def _files(tmp_path: Path) -> dict[str, Path]:
     [
         (
             ["remember", "\udcff", "OWNED_BY", "B", "--store", "{dir}/m.jsonl"],
-            1,
-            "not valid Unicode",
+            2,
+            "not valid UTF-8",
         ),
-        (["ask", "who owns \udcfe?", "--store", "{dir}/m.jsonl"], 1, "not valid Unicode"),
-        (["stats", "--uri", "http://127.0.0.1:7999"], 1, "unsupported Neo4j URI"),
+        (["ask", "who owns \udcfe?", "--store", "{dir}/m.jsonl"], 2, "not valid UTF-8"),
+        (["stats", "--uri", "http://127.0.0.1:7999"], 2, "unsupported Neo4j URI"),
         (["stats", "--store", "{shape}"], 1, "line 2"),
         (["stats", "--store", "{null}"], 1, "subject must be a string"),
         (["history", "A", "--store", "{batch}"], 1, "a batch must hold a list"),

@@ -458,7 +458,7 @@ def kgqa_cmd(
         console.print(table)
 
 
-@bench.command("reliability", short_help="Count what writes survive under injected faults.")
+@bench.command("reliability")
 @click.option(
     "--backend",
     type=click.Choice(BACKENDS),
@@ -502,9 +502,10 @@ def reliability_cmd(
     as_json: bool,
     **neo4j: Any,
 ) -> None:
-    """Writers under injected faults (kill -9, EFBIG, ENOSPC, fork, cut connections).
+    """Put writers under injected faults and count what survives.
 
-    Prints writers, writes, faults injected, and what must be zero:
+    Faults: kill -9, a real EFBIG, ENOSPC, fork() and, on Neo4j, cut
+    connections and an outage. Prints writers, writes, faults injected, and what must be zero:
     acknowledged writes lost, duplicates, refused writes stored, partial
     batches, keys with two current values; then fsync costs and the cost of a
     key with a long history. See bench/durability.py for each fault.

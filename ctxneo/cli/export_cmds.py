@@ -120,7 +120,8 @@ def _output_kind(output: Path) -> str:
 
 def _load(target: Neo4jStore, image: MemoryImage, silent: bool, what: str) -> None:
     total = len(image.facts) + len(image.entities)
-    with progress_bar(silent) as bar:
+    # A bar is for a terminal: piped, it would only leave a blank line behind.
+    with progress_bar(silent or not sys.stderr.isatty()) as bar:
         task = bar.add_task(f"loading {what}", total=total)
         target.load(image, progress=lambda n: bar.advance(task, n))
 
@@ -137,7 +138,7 @@ def _empty_namespace(source: Neo4jStore, uri: str) -> CtxneoError:
     )
 
 
-@click.command(short_help="Export a memory to a file or to Neo4j.")
+@click.command()
 @click.option(
     "--store",
     "store_path",
@@ -261,7 +262,7 @@ def _write(pairs: list[tuple[MemoryImage, str]], output: Path, kind: str, force:
     write_file(output, lambda out: [write_script(img, out, ns) for img, ns in pairs], force=force)
 
 
-@click.command(short_help="Load a journal or an export into Neo4j.")
+@click.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--to-uri",
