@@ -6,9 +6,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ctxneo.answer import Answerer
+from ctxneo.answering import Answerer
+from ctxneo.answering.relations import Lexicon, Relations
 from ctxneo.errors import InvalidFactError, StoreError
-from ctxneo.linking import Lexicon
 from ctxneo.model import (
     Answer,
     Fact,
@@ -41,7 +41,7 @@ class Memory:
 
     def __init__(self, store: Store, *, lexicon: Lexicon | None = None) -> None:
         self.store = store
-        self._answerer = Answerer(store, lexicon)
+        self._answerer = Answerer(store, Relations(lexicon))
 
     @classmethod
     def open(

@@ -1,13 +1,15 @@
 // Facts touching each entity (either direction), current or valid at $as_of
-// (or all, with $history), newest first, at most $limit per entity.
+// (or all, with $history), of the $predicates when given, newest first, at most
+// $limit per entity.
 UNWIND $names AS name
 MATCH (e:Entity {ns: $ns, name: name})
 CALL {
   WITH e
   MATCH (e)-[r]-()
-  WHERE $history
+  WHERE ($predicates IS NULL OR type(r) IN $predicates)
+  AND ($history
      OR ($as_of IS NULL AND r.valid_to IS NULL)
-     OR ($as_of IS NOT NULL AND r.valid_from <= $as_of AND (r.valid_to IS NULL OR r.valid_to > $as_of))
+     OR ($as_of IS NOT NULL AND r.valid_from <= $as_of AND (r.valid_to IS NULL OR r.valid_to > $as_of)))
   WITH DISTINCT r
   RETURN r ORDER BY r.seq DESC LIMIT $limit
 }

@@ -272,3 +272,23 @@ def test_a_predicate_has_one_stored_form_whatever_its_spelling(store: Store) -> 
     ]
     assert [f.object for f in store.retract("Checkout", "depends_on", "Fraud")] == ["Fraud"]
     assert [f.subject for f in store.facts_with_predicate("dependsOn")] == ["Checkout"]
+
+
+def test_facts_of_can_keep_to_some_predicates(store: Store) -> None:
+    store.remember_many(
+        [
+            NewFact("Film_A", "DIRECTED_BY", "Ana"),
+            NewFact("Film_B", "DIRECTED_BY", "Ana"),
+            NewFact("Film_A", "HAS_GENRE", "Drama"),
+            NewFact("Ana", "BORN_IN", "Lisbon"),
+        ]
+    )
+    got = {
+        (f.subject, f.predicate, f.object)
+        for f in store.facts_of(["Ana"], predicates=["DIRECTED_BY"])
+    }
+    assert got == {("Film_A", "DIRECTED_BY", "Ana"), ("Film_B", "DIRECTED_BY", "Ana")}
+    both = store.facts_of(["Ana", "Film_A"], predicates=["BORN_IN", "HAS_GENRE"])
+    assert {f.object for f in both} == {"Lisbon", "Drama"}
+    assert store.facts_of(["Ana"], predicates=[]) == []
+    assert store.facts_of(["Ana"], predicates=["NO_SUCH"]) == []

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ctxneo.linking import cover, link_entities, lookup_keys, read_question
+from ctxneo.answering.entities import cover, link_entities
+from ctxneo.answering.question import lookup_keys, read_question
 from ctxneo.stores.base import EntityHit
 from ctxneo.text import name_stems, split_words, stem
 

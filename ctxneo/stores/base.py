@@ -128,11 +128,14 @@ class Store(ABC):
         as_of: int | None = None,
         history: bool = False,
         limit: int = MAX_NEIGHBOURS,
+        predicates: Sequence[str] | None = None,
     ) -> list[Fact]:
         """Facts with any of ``entities`` as subject or object, newest first.
 
         Current facts only (or those valid at ``as_of``); with ``history`` also
-        the closed ones. At most ``limit`` per entity.
+        the closed ones; with ``predicates``, only facts of those predicates
+        (read through an index, so a hub's other facts cost nothing). At most
+        ``limit`` per entity.
         """
 
     @abstractmethod

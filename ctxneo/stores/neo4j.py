@@ -797,8 +797,9 @@ class Neo4jStore(Store):
         as_of: int | None = None,
         history: bool = False,
         limit: int = MAX_NEIGHBOURS,
+        predicates: Sequence[str] | None = None,
     ) -> list[Fact]:
-        if not entities:
+        if not entities or (predicates is not None and not predicates):
             return []
         rows = self._read(
             "facts_of",
@@ -806,6 +807,7 @@ class Neo4jStore(Store):
             as_of=as_of,
             history=history,
             limit=limit,
+            predicates=None if predicates is None else sorted(set(predicates)),
         )
         return [_fact(r) for r in rows]
 

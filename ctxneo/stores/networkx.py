@@ -10,6 +10,10 @@ the size of the graph or the length of a key's history):
   supersession reads, one lookup however long the history.
 - ``current_by_predicate``: predicate -> seq -> current fact, in sequence
   order, read from the newest end for "the X that has P".
+- ``current_pointing``: (object, predicate) -> seq -> current fact: the facts
+  that point at an entity through one predicate, read without walking the
+  entity's other edges (a genre's thousands of films cost nothing to a
+  question about its name).
 - Closed facts are not kept as objects when the memory is journaled: the
   store keeps, per fact, its sequence number, the offset of its journal line
   and when it closed (24 bytes in three arrays), and the sequence numbers of
@@ -205,6 +209,7 @@ class NetworkXStore(Store):
         self.graph = FactGraph()
         self.current: dict[tuple[str, str], dict[str, Fact]] = {}
         self.current_by_predicate: dict[str, dict[int, Fact]] = {}
+        self.current_pointing: dict[tuple[str, str], dict[int, Fact]] = {}
         # One entry per fact, in sequence order: seq, journal line offset, closed at (0: current).
         self._seqs = array("q")
         self._lines = array("q")
@@ -421,6 +426,11 @@ class NetworkXStore(Store):
                 self.current_by_predicate[p] = {seq: fact}
             else:
                 by_predicate[seq] = fact
+            pointing = self.current_pointing.get((o, p))
+            if pointing is None:
+                self.current_pointing[(o, p)] = {seq: fact}
+            else:
+                pointing[seq] = fact
             edge = succ[s].get(o)
             if edge is None:
                 edge = succ[s][o] = {}
@@ -445,6 +455,10 @@ class NetworkXStore(Store):
         del by_predicate[fact.seq]
         if not by_predicate:
             del self.current_by_predicate[p]
+        pointing = self.current_pointing[(o, p)]
+        del pointing[fact.seq]
+        if not pointing:
+            del self.current_pointing[(o, p)]
         self.graph.drop(fact)
         self._valid_to[self._index(fact.seq)] = at
         closed = fact.closed_at(at)
@@ -671,13 +685,37 @@ class NetworkXStore(Store):
             if source != entity:  # a self-loop was seen from the subject's side
                 yield from facts.values()
 
-    def _adjacent(self, entity: str, as_of: int | None, history: bool, limit: int) -> list[Fact]:
-        live = (f for f in self._touching(entity) if history or as_of is None or f.seq <= as_of)
-        closed = (
+    def _touching_through(self, entity: str, predicates: Sequence[str]) -> Iterator[Fact]:
+        for p in predicates:
+            out = self.current.get((entity, p))
+            if out:
+                yield from out.values()
+            pointing = self.current_pointing.get((entity, p))
+            if pointing:
+                yield from (f for f in pointing.values() if f.subject != entity)
+
+    def _adjacent(
+        self,
+        entity: str,
+        as_of: int | None,
+        history: bool,
+        limit: int,
+        predicates: Sequence[str] | None = None,
+    ) -> list[Fact]:
+        touching = (
+            self._touching(entity)
+            if predicates is None
+            else self._touching_through(entity, predicates)
+        )
+        live = (f for f in touching if history or as_of is None or f.seq <= as_of)
+        closed: Iterable[Fact] = (
             self._held_at(self._closed_by_entity.get(entity, ()), as_of, history)
             if history or as_of is not None
             else ()
         )
+        if predicates is not None and closed:
+            wanted = set(predicates)
+            closed = [f for f in closed if f.predicate in wanted]
         return self._pick(live, closed, limit)
 
     @_locked
@@ -688,11 +726,14 @@ class NetworkXStore(Store):
         as_of: int | None = None,
         history: bool = False,
         limit: int = MAX_NEIGHBOURS,
+        predicates: Sequence[str] | None = None,
     ) -> list[Fact]:
         self._sync()
         found: dict[int, Fact] = {}
+        if predicates is not None:
+            predicates = sorted({check_predicate(p) for p in predicates})
         for entity in entities:
-            for fact in self._adjacent(entity, as_of, history, limit):
+            for fact in self._adjacent(entity, as_of, history, limit, predicates):
                 found[fact.seq] = fact
         return sorted(found.values(), key=lambda f: -f.seq)
 

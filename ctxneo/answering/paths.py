@@ -1,0 +1,129 @@
+"""Stage 3, candidate paths by shape: one, two and three hops, siblings, described subjects.
+
+Walks start at the linked entities, each hop in either direction. Work is
+bounded by what the question asks, never by a node's degree: a hop is only
+walked on from when its predicate or the entity it reaches explains a word of
+the question that the walk has not used yet, and from the second hop on only
+the predicates the question speaks of are read (through the stores' indexes),
+so a genre or a year with thousands of facts is never scanned wholesale. When
+the question names no entity but a relation ("the dataset that currently has
+an anomaly"), facts of that predicate anchor the walk instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ctxneo.answering.entities import Link
+from ctxneo.answering.scoring import Path, Scoring
+from ctxneo.model import Fact
+from ctxneo.stores.base import Store
+
+DESCRIBED_FACTS = 25
+#: Below this many middle entities, a second hop reads all their facts (the answer's
+#: kind may be what justifies it: "which *team*..."); above, only the named predicates.
+SMALL_FRONTIER = 16
+#: A predicate must match a question word this well to be walked on from the second hop.
+WALK_MATCH = 0.5
+MAX_HOPS = 2
+
+
+def best(paths: Sequence[Path]) -> Path | None:
+    return min(paths, key=Path.order) if paths else None
+
+
+def entity_paths(
+    store: Store, ctx: Scoring, anchors: Sequence[Link], as_of: int | None
+) -> list[Path]:
+    """Paths from the linked entities, one hop, then two and three while they can explain more."""
+    if not anchors:
+        return []
+    names = [lk.entity for lk in anchors]
+    paths: list[Path] = []
+    adjacent = store.facts_of(names, as_of=as_of, history=ctx.lenient)
+    if as_of is not None:  # closed facts count when lenient, but none from after as_of
+        adjacent = [f for f in adjacent if f.seq <= as_of]
+    # An anchor that is never a subject is a value ("severe root intrusion"):
+    # stepping from it to what has it needs no other word of the question.
+    ctx.values = {n for n in names if not any(f.subject == n for f in adjacent)}
+    frontier: list[tuple[str, tuple[Fact, ...], str]] = []
+    for fact in adjacent:
+        for anchor in names:
+            if anchor in (fact.subject, fact.object) and fact.subject != fact.object:
+                paths += ctx.score(anchor, (fact,))
+                if fact.valid_at(as_of) and ctx.first_hop_explained(anchor, fact):
+                    far = fact.object if fact.subject == anchor else fact.subject
+                    frontier.append((anchor, (fact,), far))
+    for hop in range(2, MAX_HOPS + 1):
+        top = best(paths)
+        if not frontier or (top is not None and not ctx.could_improve(top)):
+            break  # no word of the question is left for a longer walk to explain
+        frontier = _walk_on(store, ctx, frontier, as_of, paths, last=hop == MAX_HOPS)
+    return paths
+
+
+def _walk_on(
+    store: Store,
+    ctx: Scoring,
+    frontier: list[tuple[str, tuple[Fact, ...], str]],
+    as_of: int | None,
+    paths: list[Path],
+    *,
+    last: bool,
+) -> list[tuple[str, tuple[Fact, ...], str]]:
+    """One more hop from every walk in ``frontier``; scored walks go into ``paths``."""
+    middles = sorted({far for _, _, far in frontier})
+    walked_predicates = {f.predicate for _, walked, _ in frontier for f in walked}
+    named = {p for p, found in ctx.predicates.items() if max(found.values()) >= WALK_MATCH}
+    if ctx.q.sibling:
+        named |= walked_predicates  # "the same director as": back through the relation we came by
+    wanted: Sequence[str] | None = None
+    if len(frontier[0][1]) > 1 or len(middles) > SMALL_FRONTIER:
+        wanted = sorted(named)
+        if not wanted:
+            return []
+    onward: dict[str, list[Fact]] = {}
+    for fact in store.facts_of(middles, as_of=as_of, predicates=wanted):
+        onward.setdefault(fact.subject, []).append(fact)
+        if fact.object != fact.subject:
+            onward.setdefault(fact.object, []).append(fact)
+    following: list[tuple[str, tuple[Fact, ...], str]] = []
+    for anchor, walked, far in frontier:
+        seen = {f.seq for f in walked}
+        for nxt in onward.get(far, ()):
+            if nxt.seq in seen:
+                continue
+            candidate = (*walked, nxt)
+            scored = ctx.score(anchor, candidate)
+            paths += scored
+            if not last:
+                end = nxt.object if nxt.subject == far else nxt.subject
+                spent = set(ctx.anchors[anchor].positions)
+                if scored or ctx.onward(spent, nxt, end):
+                    following.append((anchor, candidate, end))
+    return following
+
+
+def needs_description(ctx: Scoring, top: Path | None) -> bool:
+    """Whether the question may describe its subject by a relation instead of naming it:
+    it names no entity we found a path from, or leaves a predicate it names unexplained."""
+    if top is None:
+        return bool(ctx.predicates)
+    wanted = {pos for m in ctx.predicates.values() for pos, s in m.items() if s >= 0.99}
+    return bool(wanted) and not wanted <= top.explained
+
+
+def described_paths(store: Store, ctx: Scoring, as_of: int | None) -> list[Path]:
+    """Paths anchored on facts of the predicates the question names best."""
+    ranked = sorted(ctx.predicates.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
+    paths: list[Path] = []
+    for predicate, _ in ranked[:2]:
+        described = store.facts_with_predicate(predicate, as_of=as_of, limit=DESCRIBED_FACTS)
+        pivots = sorted({f.subject for f in described} | {f.object for f in described})
+        onward: dict[str, list[Fact]] = {}
+        for fact in store.facts_of(pivots, as_of=as_of) if pivots else []:
+            onward.setdefault(fact.subject, []).append(fact)
+            onward.setdefault(fact.object, []).append(fact)
+        for fact in described:
+            paths += ctx.score_described(fact, onward)
+    return paths

@@ -1,0 +1,251 @@
+"""Stage 1, reading: a question's words, and the cues in them.
+
+Cues are general rules over words: history ("originally", "before it
+changed"), provenance ("who set it"), a count ("how many"), the shape of the
+value asked for ("when" -> a date), the kind of answer ("which *team*"), and
+siblings ("the same director as", "co-starred with"). Words that belong to a
+linked name are not cues: "Before Midnight" is a film, not a history question,
+so the question is read again with those positions masked once entities are
+linked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ctxneo.text import Token, stem, tokens
+
+_FIRST = {stem(w) for w in "originally original initially initial first earliest".split()}
+_FIRST_PHRASES = re.compile(
+    r"\b((start(ed)?|began|begin|open(ed)?) (\w+ ){0,3}(at|with|as)|to begin with"
+    r"|at the (start|outset|beginning))\b"
+)
+# "list every value it has had", "walk me through each stage": the whole history.
+_ALL_VALUES = re.compile(
+    r"\b(in order|oldest first|newest first|over time|walk me through|run me through|take me "
+    r"through|each (stage|step|value|version|change)|every (stage|step|value|version|change)"
+    r"|(has|have) (\w+ )?had|(has|have) (moved|gone|been) through|history of|all the (values"
+    r"|stages|versions|dates|statuses|changes)|evolved|so far)\b"
+)
+_CHANGE_NOUNS = {
+    stem(w)
+    for w in "change move switch update slip extension reshuffle rollback reset became become "
+    "changed moved switched updated".split()
+}
+_PREVIOUS = {
+    stem(w) for w in "previous previously prior before earlier formerly former old".split()
+}
+_CHANGE = {
+    stem(w)
+    for w in (
+        "change changed switch switched move moved update updated raise raised lower lowered drop "
+        "dropped bump bumped reduce reduced increase increased replace replaced swap swapped "
+        "revise revised reassign reassigned reclassify reclassified"
+    ).split()
+}
+#: Verbs of saying and deciding: "who *set* X" may ask who stated a fact.
+STATED = {
+    stem(w)
+    for w in (
+        "decide decision set say state flag log choose change confirm determine note propose "
+        "announce record mention suggest detect identify find trace specify configure establish "
+        "raise update "
+        "make call pick report notice spot discover bump lower drop reclassify revise move switch "
+        "escalate downgrade upgrade approve sign rate assess classify mark label estimate measure "
+        "negotiate agree settle fix finalize finalise add remove create open close put write "
+        "diagnose catch notice observe see warn alert confirm verify check log enter float pitch "
+        "lock sign"
+    ).split()
+}
+_WH = {"who", "whom", "whose", "what", "which", "where", "when", "why", "how"}
+#: "which agent": the asker wants whoever stated a fact.
+_ASKS_FOR_SPEAKER = {stem(w) for w in "agent speaker".split()}
+#: "which person", "who": the asker wants a person (a value, or a speaker).
+PERSON_NOUNS = {stem(w) for w in "person people who whom someone somebody individual".split()}
+# The question word itself hints at a relation: "where" at a location, "when" at a date.
+_WH_HINTS = {
+    "whose": "owner",
+    "where": "location",
+    "when": "date",
+    "long": "duration",
+    "much": "cost",
+    "why": "cause",
+    "how": "method",
+    "who": "owner",
+    "whom": "owner",
+}
+# ...and at the shape of the answer.
+_SHAPE_WORDS = {
+    "date": {stem(w) for w in "date day time deadline when year".split()},
+    "duration": {stem(w) for w in "duration period long".split()},
+    "amount": {stem(w) for w in "cost price budget amount much".split()},
+}
+#: Words saying the answer shares something with the named entity: "the *same* director
+#: as", "*share* actors with", "*co*-starred", "acted *together*", "*also* directed".
+_SIBLING = {stem(w) for w in "same share shares shared also together alongside fellow".split()}
+_SIBLING_WORDS = {"other", "co"}
+_CO_PREFIX = re.compile(r"\bco-\w", re.IGNORECASE)  # "co-starred", "co-wrote"
+_MASK = "\x00"
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A question read into words and cues."""
+
+    text: str
+    words: tuple[Token, ...]
+    content: tuple[Token, ...]
+    wh: Token | None  # the first question word
+    type_positions: frozenset[int]  # the noun after "which"/"what": "which *team* owns"
+    history: str | None  # "first", "previous", "all" or None
+    asks_speaker: bool  # "who ...", "which agent ..."
+    after_wh: tuple[int, ...]  # content positions after the question word and its noun
+    count: bool
+    hint: Token | None  # the question word as a relation word ("where" -> location)
+    cue_positions: frozenset[int]  # words that are history cues ("first", "originally")
+    keys: frozenset[str]  # every stem a name part could match: stems and prefixes of words
+    at: dict[str, tuple[int, ...]] = field(hash=False, compare=False)  # stem -> positions
+    prefixed: dict[str, tuple[int, ...]] = field(hash=False, compare=False)  # prefix -> positions
+    shape: str | None  # the answer's expected shape: date, duration, amount
+    sibling_positions: frozenset[int] = frozenset()  # "same", "share", "co-", "together"
+    masked: frozenset[int] = frozenset()  # positions inside a linked name: never cues
+
+    @property
+    def sibling(self) -> bool:
+        return bool(self.sibling_positions)
+
+    @property
+    def asks_person(self) -> bool:
+        """ "who", "whom", "which person": the answer is a person."""
+        if self.wh is not None and self.wh.word in {"who", "whom"}:
+            return True
+        return any(self.words[p].stem in PERSON_NOUNS for p in self.type_positions)
+
+    def masking(self, positions: Iterable[int]) -> Question:
+        """This question read again with ``positions`` (a linked name's words) never cues."""
+        masked = frozenset(positions)
+        if masked <= self.masked:
+            return self
+        return read_question(self.text, masked=self.masked | masked)
+
+
+def read_question(text: str, *, masked: frozenset[int] = frozenset()) -> Question:
+    """Split a question into words and find its cues (history, provenance, count, siblings)."""
+    words = tuple(tokens(text))
+    content = tuple(t for t in words if not t.stop)
+    cue_words = [t for t in words if t.pos not in masked]
+    stems = {t.stem for t in cue_words if not t.stop}
+    wh = next((t for t in cue_words if t.word in _WH), None)
+    type_positions: set[int] = set()
+    # "which team", "what date": the noun after the question word is the answer's
+    # kind (not after "what's", where a verb follows).
+    if wh is not None and wh.word in {"which", "what", "whose"} and not wh.possessive:
+        for follower in words[wh.pos + 1 : wh.pos + 4]:
+            if follower.stop or follower.pos in masked:
+                break
+            type_positions.add(follower.pos)
+            if follower.possessive:  # "which supplier's shipment": the supplier is asked for
+                break
+    lowered = " ".join(_MASK if t.pos in masked else t.word for t in words)
+    history = None
+    if _ALL_VALUES.search(lowered):
+        history = "all"
+    elif stems & _FIRST or _FIRST_PHRASES.search(lowered):
+        history = "first"
+    elif (
+        stems & (_PREVIOUS - {_BEFORE})
+        or ("from" in {t.word for t in cue_words} and stems & _CHANGE)
+        or (_BEFORE in stems and _looks_back(words, masked))
+    ):
+        history = "previous"
+    type_stems = {words[p].stem for p in type_positions}
+    asks_speaker = wh is not None and (
+        wh.word in {"who", "whom"} or bool(type_stems & (_ASKS_FOR_SPEAKER | PERSON_NOUNS))
+    )
+    start = max([*type_positions, wh.pos]) if wh is not None else -1
+    after_wh = tuple(t.pos for t in content if t.pos > start)
+    nxt = words[wh.pos + 1] if wh is not None and wh.pos + 1 < len(words) else None
+    count = wh is not None and wh.word == "how" and nxt is not None and nxt.word == "many"
+    hint = None
+    if wh is not None:
+        # "how long" / "how much" hint at a duration or a cost; a bare "how" at a method.
+        measured = wh.word == "how" and nxt is not None and nxt.word in _WH_HINTS
+        key = nxt.word if measured and nxt is not None else wh.word
+        if key in _WH_HINTS and not (wh.word == "how" and nxt is not None and nxt.word == "many"):
+            anchor = nxt if measured and nxt is not None else wh
+            hint = Token(anchor.pos, _WH_HINTS[key], stem(_WH_HINTS[key]))
+    shape_stems = (
+        type_stems
+        | ({hint.stem} if hint else set())
+        | ({stem(nxt.word)} if wh is not None and wh.word == "how" and nxt is not None else set())
+    )
+    shape = next((name for name, words_ in _SHAPE_WORDS.items() if shape_stems & words_), None)
+    cues = frozenset(t.pos for t in content if t.stem in _FIRST | _PREVIOUS and t.pos not in masked)
+    co_prefix = bool(_CO_PREFIX.search(text))
+    siblings = frozenset(
+        t.pos
+        for t in cue_words
+        if t.stem in _SIBLING
+        or (t.word == "other" and t.pos > 0 and words[t.pos - 1].word in _WH)
+        or (t.word == "co" and co_prefix)
+    )
+    return Question(
+        text=text,
+        words=words,
+        content=content,
+        wh=wh,
+        type_positions=frozenset(type_positions),
+        history=history,
+        asks_speaker=asks_speaker,
+        after_wh=after_wh,
+        count=count,
+        hint=hint,
+        cue_positions=cues,
+        keys=frozenset(_keys(words)),
+        shape=shape,
+        at=_positions((t.stem, t.pos) for t in words),
+        prefixed=_positions(
+            (t.stem[:k], t.pos)
+            for t in words
+            if not t.stop and not t.word.isdigit()
+            for k in range(3, len(t.stem))
+        ),
+        sibling_positions=siblings,
+        masked=masked,
+    )
+
+
+_PAST = {"was", "were", "did", "had", "used"}
+_BEFORE = stem("before")
+
+
+def _looks_back(words: Sequence[Token], masked: frozenset[int]) -> bool:
+    """Whether "before" dates a value ("what was it before it changed") rather than
+    orders work ("which patch has to ship before the festival goes live")."""
+    before = next(t.pos for t in words if t.stem == _BEFORE and t.pos not in masked)
+    after = {t.stem for t in words[before + 1 :]}
+    return bool(after & (_CHANGE | _CHANGE_NOUNS)) or any(t.word in _PAST for t in words)
+
+
+def _positions(pairs: Iterable[tuple[str, int]]) -> dict[str, tuple[int, ...]]:
+    found: dict[str, list[int]] = {}
+    for key, pos in pairs:
+        found.setdefault(key, []).append(pos)
+    return {key: tuple(ps) for key, ps in found.items()}
+
+
+def _keys(words: Sequence[Token]) -> set[str]:
+    keys: set[str] = set()
+    for t in words:
+        keys.add(t.stem)
+        if not t.stop and not t.word.isdigit():
+            keys.update(t.stem[:k] for k in range(3, len(t.stem)))
+    return keys
+
+
+def lookup_keys(question: Question) -> list[str]:
+    """The index keys to ask a store for: content stems, and prefixes for abbreviations."""
+    stops = {t.stem for t in question.words if t.stop and len(t.word) > 1}
+    return sorted(question.keys - stops)

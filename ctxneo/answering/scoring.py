@@ -1,0 +1,295 @@
+"""Stage 4, scoring: how much of the question a candidate path explains.
+
+A path is a walk of facts from an anchor (an entity the question names, or a
+fact the question describes by its predicate) to an answer. Each question
+position it explains counts once, at its best strength: the anchor's name,
+each hop's predicate words, the name of an entity in the middle ("the
+*clause* whose..."), the answer itself when it fits the "which X" noun or
+the shape asked for ("when" -> a date), and the sibling cue ("the *same*
+director as") for a hop that returns to the relation it came by. Every hop
+must explain something (or, for the last, be what the question asks for), and
+each hop after the first costs a little, so the question, not a label,
+decides how far to walk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ctxneo.answering.entities import Link, cover
+from ctxneo.answering.question import Question
+from ctxneo.answering.relations import Relations
+from ctxneo.answering.values import has_shape
+from ctxneo.model import Fact
+from ctxneo.text import is_identifier, name_stems, split_words
+
+HOP_COST = 0.5
+MIDDLE_WEIGHT = 0.9
+TYPE_WEIGHT = 0.8
+SHAPE_MISMATCH = 0.5
+ECHO_PENALTY = 0.5
+SIBLING_WEIGHT = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    """A candidate: facts walked from an anchor to the answer end."""
+
+    anchor: str | None  # None: anchored on a predicate the question names
+    facts: tuple[Fact, ...]
+    ends: tuple[str, ...]  # anchor/pivot, middles..., answer
+    directions: tuple[str, ...]  # "out" (subject -> object) or "in", per hop
+    score: float
+    explained: frozenset[int]
+    backward: bool = False  # a history question answered against the (subject, predicate) slot
+    relation: tuple[float, ...] = ()  # per hop: the strength of its predicate's best match
+    sibling: bool = False  # two hops through one relation: "the same director as X"
+
+    @property
+    def answer(self) -> str:
+        return self.ends[-1]
+
+    @property
+    def last(self) -> Fact:
+        return self.facts[-1]
+
+    @property
+    def shape(self) -> tuple[object, ...]:
+        """Paths of one shape answer together: the values of a multi-valued relation."""
+        return (self.anchor, tuple(f.predicate for f in self.facts), self.directions)
+
+    def order(self) -> tuple[object, ...]:
+        return (
+            -self.score,
+            len(self.facts),
+            self.backward,
+            -max(f.seq for f in self.facts),
+            self.answer,
+        )
+
+
+def is_sibling(first: Fact, second: Fact, d1: str, d2: str) -> bool:
+    """Two hops through the same relation back out of the middle: X -P-> M <-P- Y."""
+    return first.predicate == second.predicate and d1 != d2
+
+
+class Scoring:
+    """Scores candidate paths against one question."""
+
+    def __init__(
+        self,
+        q: Question,
+        predicates: dict[str, dict[int, float]],
+        mentioned: set[str],
+        anchors: dict[str, Link],
+        relations: Relations,
+    ) -> None:
+        self.q = q
+        self.relations = relations
+        self.predicates = predicates
+        self.mentioned = mentioned
+        self.anchors = anchors
+        self.lenient = False  # allow named answers and closed facts
+        self.values: set[str] = set()
+        self._names: dict[str, tuple[float, dict[int, float]]] = {}
+        # Where the question asks for a value's shape ("when", "what date"), the
+        # question word and its noun are explained by a value of that shape.
+        self._shape_positions = {p: TYPE_WEIGHT for p in q.type_positions}
+        if q.hint is not None:
+            self._shape_positions[q.hint.pos] = TYPE_WEIGHT
+        self._sibling = {p: SIBLING_WEIGHT for p in q.sibling_positions}
+
+    def _name(self, name: str) -> tuple[float, dict[int, float]]:
+        """How much of a node's name the question covers, and the positions it explains."""
+        if name not in self._names:
+            c = cover(self.q, name)
+            self._names[name] = c.coverage, c.positions
+        return self._names[name]
+
+    def _typed(self, answer: str) -> dict[int, float]:
+        """Question positions the answer itself explains: "which *team*" -> ``Payments_Team``,
+        "which *race*" -> "county council election", "*when*" -> a date."""
+        q = self.q
+        found = {
+            p: st * TYPE_WEIGHT for p, st in self._name(answer)[1].items() if p in q.type_positions
+        }
+        missing = q.type_positions - found.keys()
+        if missing:
+            pairs = list(zip(split_words(answer), name_stems(answer), strict=True))
+            for p in missing:
+                asked = q.words[p]
+                best = max(
+                    (self.relations.word(asked.word, asked.stem, w, s) for w, s in pairs),
+                    default=0.0,
+                )
+                if best:
+                    found[p] = best * TYPE_WEIGHT
+        if q.shape is not None and has_shape(answer, q.shape):
+            for p, w in self._shape_positions.items():
+                found[p] = max(found.get(p, 0.0), w)
+        return found
+
+    def could_improve(self, best: Path) -> bool:
+        """Whether some question word that anything could explain is still unexplained."""
+        explainable = set(self.q.type_positions) | self.q.sibling_positions
+        for found in self.predicates.values():
+            explainable |= found.keys()
+        if self.q.hint is not None and self.q.shape is not None:
+            explainable.add(self.q.hint.pos)
+        for link in self.anchors.values():
+            explainable |= link.positions.keys()
+        return not explainable <= best.explained
+
+    def onward(self, spent: set[int], fact: Fact, far: str) -> bool:
+        """Whether a hop could be the inner part of a justified longer path: its predicate or
+        the entity it reaches explains a word that ``spent`` (what came before) does not."""
+        return bool(
+            self.predicates.get(fact.predicate, {}).keys() - spent
+            or self._name(far)[1].keys() - spent
+        )
+
+    def first_hop_explained(self, anchor: str, fact: Fact) -> bool:
+        """Whether a first hop from ``anchor`` could start a justified longer path."""
+        spent = set(self.anchors[anchor].positions)
+        far = fact.object if fact.subject == anchor else fact.subject
+        return (
+            self.onward(spent, fact, far)
+            or (anchor in self.values and fact.object == anchor)
+            or bool(self.q.sibling and self.predicates.get(fact.predicate))
+        )
+
+    def score(self, anchor: str, facts: tuple[Fact, ...]) -> list[Path]:
+        ends = [anchor]
+        directions = []
+        for fact in facts:
+            here = ends[-1]
+            if fact.subject == here:
+                ends.append(fact.object)
+                directions.append("out")
+            elif fact.object == here:
+                ends.append(fact.subject)
+                directions.append("in")
+            else:
+                return []
+        if len(set(ends)) != len(ends):
+            return []
+        start = dict(self.anchors[anchor].positions)
+        from_value = anchor in self.values and directions[0] == "in"
+        return self._finish(anchor, facts, tuple(ends), tuple(directions), start, from_value)
+
+    def score_described(self, fact: Fact, onward: dict[str, list[Fact]]) -> list[Path]:
+        """Paths that start at a fact the question describes by its predicate.
+
+        One hop answers with an end of the fact itself: the object when the
+        question's noun is the predicate ("what *partitioning strategy* ..."),
+        else the subject ("which dataset has an anomaly"). Two hops go on from
+        the subject ("which team owns the dataset that has an anomaly").
+        """
+        # The value is asked for when the question's noun is the predicate ("what
+        # partitioning strategy"), or when it asks for a value's shape ("when ...").
+        asks_value = bool(self.q.type_positions & set(self.predicates.get(fact.predicate, {}))) or (
+            self.q.shape is not None and has_shape(fact.object, self.q.shape)
+        )
+        out: list[Path] = []
+        if asks_value:
+            out += self._finish(None, (fact,), (fact.subject, fact.object), ("out",), {}, True)
+        else:
+            out += self._finish(None, (fact,), (fact.object, fact.subject), ("in",), {}, True)
+        for pivot, other, direction in (
+            (fact.subject, fact.object, "in"),
+            (fact.object, fact.subject, "out"),
+        ):
+            for nxt in onward.get(pivot, ()):
+                if nxt.seq == fact.seq:
+                    continue
+                far = nxt.object if nxt.subject == pivot else nxt.subject
+                if far in (pivot, other):
+                    continue
+                d2 = "out" if nxt.subject == pivot else "in"
+                out += self._finish(
+                    None, (fact, nxt), (other, pivot, far), (direction, d2), {}, True
+                )
+        return out
+
+    def _finish(
+        self,
+        anchor: str | None,
+        facts: tuple[Fact, ...],
+        ends: tuple[str, ...],
+        directions: tuple[str, ...],
+        explained: dict[int, float],
+        first_ok: bool,
+    ) -> list[Path]:
+        answer = ends[-1]
+        if answer in self.mentioned and not self.lenient:
+            return []
+        # The words naming the anchor are spent: nothing else explains them again.
+        anchor_positions = set(explained)
+
+        def add(found: dict[int, float], weight: float = 1.0) -> bool:
+            gained = False
+            for pos, s in found.items():
+                if pos not in anchor_positions and s * weight > explained.get(pos, 0.0):
+                    gained = True
+                    explained[pos] = s * weight
+            return gained
+
+        hop_ok = []
+        relation = []
+        sibling = False
+        for i, fact in enumerate(facts):
+            found = self.predicates.get(fact.predicate, {})
+            relation.append(
+                max((s for p, s in found.items() if p not in anchor_positions), default=0.0)
+            )
+            if i and is_sibling(facts[i - 1], fact, directions[i - 1], directions[i]):
+                # Back out through the relation we came by: only the sibling cue justifies it.
+                if not self.q.sibling:
+                    return []
+                sibling = True
+                hop_ok.append(add(self._sibling) or True)
+                continue
+            # A hop whose predicate the question names is justified even when another
+            # hop explains that word better ("gets its *water* from" for both hops).
+            ok = add(found) or bool(found.keys() - anchor_positions)
+            if i < len(facts) - 1:  # the entity in the middle of a join: "the *clause* whose"
+                ok = add(self._name(ends[i + 1])[1], MIDDLE_WEIGHT) or ok
+            hop_ok.append(ok)
+        hop_ok[0] = hop_ok[0] or first_ok
+        if not all(hop_ok[:-1]):
+            return []  # checked first: most candidates fail here, before any name is read
+        hop_ok[-1] = add(self._typed(answer)) or hop_ok[-1]
+        echo = 0.0
+        if self.lenient:
+            # Asking who stated a value, or what came before it, names the value.
+            coverage, strengths = self._name(answer)
+            hop_ok[-1] = add(strengths, coverage) or hop_ok[-1]
+        if not hop_ok[-1]:
+            return []
+        if not self.lenient and is_identifier(answer):
+            # An entity partly named outside the "which X" noun is what the question
+            # talks about, not what it asks for ("who's redlining *the clause*").
+            echo = sum(
+                s
+                for p, s in self._name(answer)[1].items()
+                if p not in self.q.type_positions and p not in anchor_positions
+            )
+        score = sum(explained.values()) - HOP_COST * (len(facts) - 1)
+        score -= ECHO_PENALTY * echo
+        if self.q.shape is not None and not has_shape(answer, self.q.shape):
+            score -= SHAPE_MISMATCH
+        backward = self.q.history is not None and directions[-1] == "in"
+        score = round(score, 6)  # equal explanations must tie exactly, whatever the float order
+        return [
+            Path(
+                anchor,
+                facts,
+                ends,
+                directions,
+                score,
+                frozenset(explained),
+                backward,
+                tuple(relation),
+                sibling,
+            )
+        ]

@@ -1,0 +1,52 @@
+"""What a value looks like: a date, a duration, an amount, a person's name.
+
+The answer a question asks for has a shape ("when" -> a date, "how long" -> a
+duration, "who" -> a person); a value of the wrong shape is a weaker answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ctxneo.text import is_identifier
+
+_MONTHS = (
+    "jan feb mar apr may jun jul aug sep sept oct nov dec january february march april june "
+    "july august september october november december monday tuesday wednesday thursday "
+    "friday saturday sunday mon tue wed thu fri sat sun today tomorrow yesterday tonight "
+    "noon midnight eod weekend week"
+).split()
+_UNITS = (
+    "ms millisecond second sec minute min hour hr day week month year quarter night shift sprint"
+).split()
+_SHAPES = {
+    "date": re.compile(
+        r"\b(" + "|".join(_MONTHS) + r")\b|\b\d{1,2}[:/.]\d{2}\b|\b\d{4}-\d{2}"
+        r"|\b\d{1,2}\s*(am|pm)\b|\bq[1-4]\b|\b(19|20)\d{2}\b|\b\d{1,2}:\d{2}(?!\d)",
+        re.IGNORECASE,
+    ),
+    "duration": re.compile(r"\b\d+(\.\d+)?\s*(" + "|".join(_UNITS) + r")s?\b", re.IGNORECASE),
+    "amount": re.compile(
+        r"[$€£¥]\s*\d|\b\d+(\.\d+)?\s*(k|m|bn|million|billion|thousand|usd|eur|"
+        r"gbp|dollars?|euros?|pounds?|percent|%)",
+        re.IGNORECASE,
+    ),
+}
+
+
+def has_shape(value: str, shape: str) -> bool:
+    """Whether a value looks like the kind of answer a question asks for (a date, a duration...)."""
+    return bool(_SHAPES[shape].search(value))
+
+
+def person_like(name: str) -> bool:
+    """Whether a name could answer "who": an identifier, a handle or a short proper name,
+    not a phrase or a quantity ("15 minutes", "late delivery")."""
+    if is_identifier(name):
+        return True
+    words = name.split()
+    if len(words) == 1:
+        return bool(re.fullmatch(r"[^\W\d_][\w.-]*", name))
+    return (
+        0 < len(words) <= 3 and all(w[:1].isupper() for w in words) and not re.search(r"\d", name)
+    )
