@@ -104,9 +104,14 @@ class Answerer:
             mine = {t.pos: 1.0 for t in q.words if t.word in _FIRST_PERSON}
             links = [Link(speaker, speaker, 1.0, mine, True), *links]
         # Words of a name are the name's, not cues: "Before Midnight" asks no history.
-        q = q.masking(p for lk in links if lk.exact for p in lk.positions)
-        # A name met only in the "which X" noun is the answer's kind, not where to start.
-        anchors = [lk for lk in links if lk.exact or not lk.positions.keys() <= q.type_positions]
+        q = q.masking(p for lk in links if lk.exact and len(lk.positions) > 1 for p in lk.positions)
+        # A name met only in the "which X" noun is the answer's kind, not where to start
+        # ("which *films*" names no film called "film"), unless it is a name of several words.
+        anchors = [
+            lk
+            for lk in links
+            if (lk.exact and len(lk.positions) > 1) or not lk.positions.keys() <= q.type_positions
+        ]
         anchors = anchors[:MAX_ANCHORS]
         predicates = {p: m for p in vocabulary if (m := self.relations.match(q, p))}
         mentioned = {lk.entity for lk in links if lk.coverage >= 0.999}

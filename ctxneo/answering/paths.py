@@ -20,12 +20,11 @@ from ctxneo.model import Fact
 from ctxneo.stores.base import Store
 
 DESCRIBED_FACTS = 25
-#: Below this many middle entities, a second hop reads all their facts (the answer's
-#: kind may be what justifies it: "which *team*..."); above, only the named predicates.
-SMALL_FRONTIER = 16
+#: Facts of any predicate read per middle entity at the second hop.
+ANY_PREDICATE = 24
 #: A predicate must match a question word this well to be walked on from the second hop.
 WALK_MATCH = 0.5
-MAX_HOPS = 2
+MAX_HOPS = 3
 
 
 def best(paths: Sequence[Path]) -> Path | None:
@@ -72,18 +71,27 @@ def _walk_on(
     last: bool,
 ) -> list[tuple[str, tuple[Fact, ...], str]]:
     """One more hop from every walk in ``frontier``; scored walks go into ``paths``."""
-    middles = sorted({far for _, _, far in frontier})
-    walked_predicates = {f.predicate for _, walked, _ in frontier for f in walked}
     named = {p for p, found in ctx.predicates.items() if max(found.values()) >= WALK_MATCH}
-    if ctx.q.sibling:
-        named |= walked_predicates  # "the same director as": back through the relation we came by
-    wanted: Sequence[str] | None = None
-    if len(frontier[0][1]) > 1 or len(middles) > SMALL_FRONTIER:
-        wanted = sorted(named)
-        if not wanted:
-            return []
+    # Middles by the relation they were reached through: going back out by that same
+    # relation is a sibling ("the same director as X"), walked only when the question
+    # says so; otherwise a genre reached from a film would hand back all its films.
+    by_relation: dict[str, set[str]] = {}
+    for _, walked, far in frontier:
+        by_relation.setdefault(walked[-1].predicate, set()).add(far)
+    read: dict[int, Fact] = {}
+    for came_by, middles in sorted(by_relation.items()):
+        wanted = named | {came_by} if ctx.q.sibling else named - {came_by}
+        if wanted:
+            found = store.facts_of(sorted(middles), as_of=as_of, predicates=sorted(wanted))
+            read.update((f.seq, f) for f in found)
+    # At the second hop a few facts of any predicate are read too: the answer's kind
+    # alone may justify that hop ("which *team* ..."), and a hub adds only those few.
+    if len(frontier[0][1]) == 1 and _asks_a_kind(ctx):
+        middles_all = sorted({far for _, _, far in frontier})
+        found = store.facts_of(middles_all, as_of=as_of, limit=ANY_PREDICATE)
+        read.update((f.seq, f) for f in found)
     onward: dict[str, list[Fact]] = {}
-    for fact in store.facts_of(middles, as_of=as_of, predicates=wanted):
+    for fact in sorted(read.values(), key=lambda f: -f.seq):
         onward.setdefault(fact.subject, []).append(fact)
         if fact.object != fact.subject:
             onward.setdefault(fact.object, []).append(fact)
@@ -102,6 +110,11 @@ def _walk_on(
                 if scored or ctx.onward(spent, nxt, end):
                     following.append((anchor, candidate, end))
     return following
+
+
+def _asks_a_kind(ctx: Scoring) -> bool:
+    q = ctx.q
+    return bool(q.type_positions or q.shape or q.asks_person)
 
 
 def needs_description(ctx: Scoring, top: Path | None) -> bool:

@@ -140,8 +140,9 @@ def read_question(text: str, *, masked: frozenset[int] = frozenset()) -> Questio
     wh = next((t for t in cue_words if t.word in _WH), None)
     type_positions: set[int] = set()
     # "which team", "what date": the noun after the question word is the answer's
-    # kind (not after "what's", where a verb follows).
-    if wh is not None and wh.word in {"which", "what", "whose"} and not wh.possessive:
+    # kind (not after "what's", where a verb follows; after "whose" it is what the
+    # answer owns: "whose *account*" asks for the account's holder).
+    if wh is not None and wh.word in {"which", "what"} and not wh.possessive:
         for follower in words[wh.pos + 1 : wh.pos + 4]:
             if follower.stop or follower.pos in masked:
                 break

@@ -136,7 +136,7 @@ class Scoring:
             explainable |= found.keys()
         if self.q.hint is not None and self.q.shape is not None:
             explainable.add(self.q.hint.pos)
-        for link in self.anchors.values():
+        for link in self.anchors.values():  # a middle may be named ("the *drug lot* for X")
             explainable |= link.positions.keys()
         return not explainable <= best.explained
 
@@ -234,6 +234,7 @@ class Scoring:
                     explained[pos] = s * weight
             return gained
 
+        q = self.q
         hop_ok = []
         relation = []
         sibling = False
@@ -253,7 +254,11 @@ class Scoring:
             # hop explains that word better ("gets its *water* from" for both hops).
             ok = add(found) or bool(found.keys() - anchor_positions)
             if i < len(facts) - 1:  # the entity in the middle of a join: "the *clause* whose"
-                ok = add(self._name(ends[i + 1])[1], MIDDLE_WEIGHT) or ok
+                # (never the "which X" noun: that names the answer's kind, not a middle's)
+                middle = {
+                    p: s for p, s in self._name(ends[i + 1])[1].items() if p not in q.type_positions
+                }
+                ok = add(middle, MIDDLE_WEIGHT) or ok
             hop_ok.append(ok)
         hop_ok[0] = hop_ok[0] or first_ok
         if not all(hop_ok[:-1]):
