@@ -9,6 +9,7 @@ from typing import Any
 from ctxneo.answering import Answerer
 from ctxneo.answering.relations import Lexicon, Relations
 from ctxneo.errors import InvalidFactError, StoreError
+from ctxneo.meaning import WordVectors
 from ctxneo.model import (
     Answer,
     Fact,
@@ -41,7 +42,7 @@ class Memory:
 
     def __init__(self, store: Store, *, lexicon: Lexicon | None = None) -> None:
         self.store = store
-        self._answerer = Answerer(store, Relations(lexicon))
+        self._answerer = Answerer(store, Relations(lexicon, WordVectors.default()))
 
     @classmethod
     def open(

@@ -21,14 +21,17 @@ answers do not depend on hash seeds or store order.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from ctxneo.answering import decide, paths
+from ctxneo.answering import decide, judge, paths
 from ctxneo.answering.entities import Link, cover, link_entities
-from ctxneo.answering.question import STATED, lookup_keys, read_question
+from ctxneo.answering.question import STATED, Question, lookup_keys, read_question
 from ctxneo.answering.relations import Lexicon, Relations
 from ctxneo.answering.scoring import Path, Scoring
-from ctxneo.model import UNKNOWN, Answer, Reading, render_values
+from ctxneo.model import UNKNOWN, Answer, Fact, Reading, render_values
 from ctxneo.stores.base import Store
+from ctxneo.text import is_identifier
+from ctxneo.tokens import estimate_tokens
 
 __all__ = ["DEFAULT_MIN_CONFIDENCE", "Answerer", "Lexicon", "Relations"]
 
@@ -42,9 +45,15 @@ _FIRST_PERSON = {"i", "me", "my", "mine"}
 class Answerer:
     """Answers questions over one store."""
 
-    def __init__(self, store: Store, relations: Relations | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        relations: Relations | None = None,
+        calibration: judge.Calibration | None = None,
+    ) -> None:
         self.store = store
         self.relations = relations or Relations()
+        self.calibration = calibration or judge.default_calibration()
 
     def ask(
         self,
@@ -59,30 +68,103 @@ class Answerer:
     ) -> Answer:
         """Answer ``text``; ``speaker`` resolves "I"/"my"; ``as_of`` reads the past;
         ``topic`` is the entity the question is about, when the caller knows it."""
-        finding = self.find(text, speaker=speaker, as_of=as_of, topic=topic)
-        q = read_question(text)
-        if not finding.known:
-            reason = finding.reason
-            context = _context(text, finding.evidence)
+        threshold = DEFAULT_MIN_CONFIDENCE if min_confidence is None else min_confidence
+        e = self.find(text, speaker=speaker, as_of=as_of, topic=topic)
+        readings = self._readings(e, k)
+        top = readings[0] if readings and e.finding.known else None
+        if top is not None and top.confidence >= threshold:
             return Answer(
-                text, UNKNOWN, finding.evidence, context, f"unknown: {reason}", (), 0.0, reason
+                text,
+                top.answer,
+                top.evidence,
+                compose_context(text, readings, max_tokens),
+                top.reading,
+                top.values,
+                top.confidence,
+                "",
+                tuple(readings),
             )
-        values = finding.values
-        shown = render_values(values)
-        if q.count:
-            shown = f"{len(values)} ({shown})"
-        reading = Reading(shown, values, finding.evidence, 1.0, finding.reading)
+        if top is not None:
+            reason = (
+                f"not sure enough (confidence {top.confidence:.2f} < {threshold:.2f}); "
+                f"best reading: {top.answer} [{top.reading}]"
+            )
+        else:
+            reason = self._why_unknown(e, as_of)
+        evidence = () if top is not None else e.finding.evidence
         return Answer(
             text,
-            shown,
-            finding.evidence,
-            _context(text, finding.evidence),
-            finding.reading,
-            values,
-            1.0,
-            "",
-            (reading,),
+            UNKNOWN,
+            evidence,
+            compose_context(text, readings, max_tokens, evidence),
+            f"unknown: {reason}",
+            (),
+            top.confidence if top is not None else 0.0,
+            reason,
+            tuple(readings),
+            top,
         )
+
+    def _readings(self, e: judge.Evidence, k: int) -> list[Reading]:
+        """The best reading and up to ``k - 1`` rival ones, each with its confidence."""
+        out: list[Reading] = []
+        if e.finding.known:
+            out.append(self._reading(e))
+        if k <= 1 or e.finding.path is None:
+            return out[:k]
+        seen = {tuple(e.finding.values)}
+        for p in sorted(e.paths, key=Path.order):
+            if len(out) >= k:
+                break
+            rival = decide.from_paths(e.q, p, e.paths, False, None)
+            if tuple(rival.values) in seen:
+                continue
+            seen.add(tuple(rival.values))
+            out.append(self._reading(replace(e, finding=rival)))
+        return out
+
+    def _reading(self, e: judge.Evidence) -> Reading:
+        conf, _ = judge.confidence(e, self.calibration)
+        return Reading(
+            self.render(e), e.finding.values, e.finding.evidence, conf, e.finding.reading
+        )
+
+    @staticmethod
+    def render(e: judge.Evidence) -> str:
+        """The answer text of a reading: its values, unambiguous; "N (values)" for a count."""
+        shown = render_values(e.finding.values)
+        return f"{len(e.finding.values)} ({shown})" if e.q.count else shown
+
+    def _why_unknown(self, e: judge.Evidence, as_of: int | None) -> str:
+        """One line: no entity, no relation, the entity has no such fact, or it was retracted."""
+        if e.finding.reason.startswith("history"):
+            return e.finding.reason
+        named = [lk for lk in e.links if lk.coverage >= 0.5]
+        relations = e.ctx.predicates if e.ctx is not None else {}
+        if not named and not relations:
+            return "no entity or relation of the question is in memory"
+        if not named:
+            return "no entity of the question is in memory"
+        entity = named[0].entity
+        if relations:
+            closed = [
+                f
+                for f in self.store.facts_of([entity], as_of=as_of, history=True)
+                if f.predicate in relations and not f.valid_at(as_of)
+            ]
+            current = {
+                (f.subject, f.predicate)
+                for f in self.store.facts_of([entity], as_of=as_of)
+                if f.predicate in relations
+            }
+            gone = [f for f in closed if (f.subject, f.predicate) not in current]
+            if gone:
+                last = max(gone, key=lambda f: f.valid_to or 0)
+                return (
+                    f"{last.subject} {last.predicate} {last.object} was retracted at "
+                    f"#{last.valid_to}; nothing holds now"
+                )
+        return f"{entity} is in memory, but no fact of it answers the question"
 
     def find(
         self,
@@ -91,8 +173,8 @@ class Answerer:
         speaker: str | None = None,
         as_of: int | None = None,
         topic: str | None = None,
-    ) -> decide.Finding:
-        """The best reading of ``text`` (stages 1 to 5, before confidence)."""
+    ) -> judge.Evidence:
+        """The best reading of ``text`` and its rivals (stages 1 to 5, before judging)."""
         q = read_question(text)
         hits, vocabulary = self.store.vocabulary(lookup_keys(q), limit=CANDIDATES)
         if topic is not None:
@@ -113,7 +195,13 @@ class Answerer:
             if (lk.exact and len(lk.positions) > 1) or not lk.positions.keys() <= q.type_positions
         ]
         anchors = anchors[:MAX_ANCHORS]
-        predicates = {p: m for p in vocabulary if (m := self.relations.match(q, p))}
+        # Words of a name are not relation words, but a plain word may be both: "acted"
+        # meets a tag called "acting" and also asks who starred.
+        named = frozenset(
+            p for lk in links if lk.coverage >= 0.5 and _a_name(q, lk) for p in lk.positions
+        )
+        by_word = self.relations.match_all(q, vocabulary, named)
+        predicates = {p: _merged(found) for p, found in by_word.items()}
         mentioned = {lk.entity for lk in links if lk.coverage >= 0.999}
         v = decide.verb(q, anchors)
         if (
@@ -130,7 +218,9 @@ class Answerer:
                 for p, found in predicates.items()
                 if (kept := {k: s for k, s in found.items() if k != hint})
             }
-        ctx = Scoring(q, predicates, mentioned, {lk.entity: lk for lk in anchors}, self.relations)
+        ctx = Scoring(
+            q, predicates, mentioned, {lk.entity: lk for lk in anchors}, self.relations, by_word
+        )
 
         # Who-questions may ask for the agent who stated a fact rather than for a
         # value: read them leniently first (stated values may be named, closed
@@ -138,15 +228,19 @@ class Answerer:
         lenient = q.asks_speaker or q.history is not None
         top, found = self._best(ctx, anchors, as_of, lenient)
         if top is None:
-            return decide.only_relation(self.store, anchors, as_of)
+            finding = decide.only_relation(self.store, anchors, as_of)
+            return judge.Evidence(q, finding, found, links, ctx)
         provenance = q.asks_speaker and decide.asks_who_said(ctx, top)
         if q.asks_speaker and not provenance and q.history is None:
             top, found = self._best(ctx, anchors, as_of, False)
             if top is None:
-                return decide.unknown("no fact answers the question")
+                finding = decide.unknown("no fact answers the question")
+                return judge.Evidence(q, finding, found, links, ctx)
         if q.history is not None:
-            return decide.from_history(self.store, q, top, provenance, mentioned, as_of)
-        return decide.from_paths(q, top, found, provenance, as_of)
+            finding = decide.from_history(self.store, q, top, provenance, mentioned, as_of)
+        else:
+            finding = decide.from_paths(q, top, found, provenance, as_of)
+        return judge.Evidence(q, finding, found, links, ctx)
 
     def _best(
         self, ctx: Scoring, anchors: Sequence[Link], as_of: int | None, lenient: bool
@@ -160,5 +254,40 @@ class Answerer:
         return top, found
 
 
-def _context(question: str, evidence: Sequence[object]) -> str:
-    return "\n".join([f"Q: {question}", *(f.line() for f in evidence)])  # type: ignore[attr-defined]
+def _a_name(q: Question, link: Link) -> bool:
+    """Whether a mention reads as a name: several words, or written as a name is (an
+    identifier, a capital letter inside the sentence, digits)."""
+    if len(link.positions) > 1 or is_identifier(link.entity):
+        return True
+    word = q.words[next(iter(link.positions))]
+    return word.pos > 0 and (word.written[:1].isupper() or any(c.isdigit() for c in word.word))
+
+
+def _merged(found: Sequence[dict[int, float]]) -> dict[int, float]:
+    out: dict[int, float] = {}
+    for per_word in found:
+        for pos, s in per_word.items():
+            out[pos] = max(out.get(pos, 0.0), s)
+    return out
+
+
+def compose_context(
+    question: str,
+    readings: Sequence[Reading],
+    max_tokens: int | None,
+    extra: Sequence[Fact] = (),
+) -> str:
+    """What an LLM is sent: the question, then each reading's evidence facts, best reading
+    first, each fact once; whole facts are left out from the last reading up to keep
+    within ``max_tokens``."""
+    lines = [f"Q: {question}"]
+    seen: set[int] = set()
+    for fact in [*(f for r in readings for f in r.evidence), *extra]:
+        if fact.seq in seen:
+            continue
+        seen.add(fact.seq)
+        line = fact.line()
+        if max_tokens is not None and estimate_tokens("\n".join([*lines, line])) > max_tokens:
+            break
+        lines.append(line)
+    return "\n".join(lines)

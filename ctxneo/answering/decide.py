@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ctxneo.answering.entities import Link
+from ctxneo.answering.entities import RELATED, Link
 from ctxneo.answering.question import STATED, Question
 from ctxneo.answering.scoring import Path, Scoring
 from ctxneo.answering.values import person_like
@@ -68,7 +68,8 @@ def asks_who_said(ctx: Scoring, top: Path) -> bool:
     if type_stems:
         return not type_stems & set(name_stems(top.answer))
     v = verb(q, list(ctx.anchors.values()))
-    explained = v is not None and v in ctx.predicates.get(top.last.predicate, {})
+    # A verb that only resembles the predicate in meaning is not its name ("who *assessed*")
+    explained = v is not None and ctx.predicates.get(top.last.predicate, {}).get(v, 0.0) >= RELATED
     stated = v is not None and q.words[v].stem in STATED
     if stated and not explained:
         return True

@@ -10,6 +10,7 @@ in full, in order, is an exact mention and always wins.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from ctxneo.stores.base import EntityHit
 from ctxneo.text import STOPWORDS, Token, is_identifier, name_stems
 
 EXACT, RELATED, PREFIX = 1.0, 0.8, 0.7
+SCATTER_GAP = 2  # more words than this between two parts of a name: a scattered mention
+SCATTERED = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +86,16 @@ def cover(question: Question, surface: str) -> Cover:
     matched: dict[int, tuple[int, float]] = {}  # name index -> (question position, strength)
     spelled: dict[int, list[int]] = {}  # name index -> the words spelling out an acronym
     used: set[int] = set()
-    for i, n in enumerate(stems):
+    weak = {i for i, n in enumerate(stems) if n in STOPWORDS or len(n) == 1}
+    # Distinctive parts first, then weak ones; each at the position its matched
+    # neighbours imply when the word is there ("the" of "The Unborn" is the one
+    # before "Unborn", not the first "the" of the question).
+    for i in sorted(range(len(stems)), key=lambda i: (i in weak, i)):
+        n = stems[i]
         best: tuple[int, float] | None = None
-        pos = next((p for p in question.at.get(n, ()) if p not in used), None)
+        free = [p for p in question.at.get(n, ()) if p not in used]
+        implied = {m[0] + i - j for j, m in matched.items()}
+        pos = next((p for p in free if p in implied), free[0] if free else None)
         if pos is not None:
             best = (pos, EXACT)
         elif identifier and len(n) >= 3:
@@ -101,7 +111,6 @@ def cover(question: Question, surface: str) -> Cover:
         if best is not None:
             matched[i] = best
             used.add(best[0])
-    weak = {i for i, n in enumerate(stems) if n in STOPWORDS or len(n) == 1}
     anchored = {i for i in matched if i not in weak}
     for i in matched:  # weak parts written as one word, in the name's order: "A3", "T1"
         j = i + 1
@@ -129,6 +138,11 @@ def cover(question: Question, surface: str) -> Cover:
         return _NOTHING
     weights = [0.5 if i in weak else 1.0 for i in range(len(stems))]
     coverage = sum(weights[i] * s for i, (_, s) in matched.items()) / sum(weights)
+    spots = sorted(p for p, _ in matched.values())
+    if any(b - a > SCATTER_GAP for a, b in itertools.pairwise(spots)):
+        # A name's words strewn over the question ("what was the *date* of the *movie* ...")
+        # are a weak mention of it: written together is how a name is written.
+        coverage *= SCATTERED
     ordered = [matched[i][0] for i in sorted(matched)]
     exact = (
         len(matched) == len(stems)

@@ -15,15 +15,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ctxneo.answering.entities import Link
-from ctxneo.answering.scoring import Path, Scoring
+from ctxneo.answering.scoring import HOP_NAMED, Path, Scoring
 from ctxneo.model import Fact
 from ctxneo.stores.base import Store
 
 DESCRIBED_FACTS = 25
 #: Facts of any predicate read per middle entity at the second hop.
 ANY_PREDICATE = 24
-#: A predicate must match a question word this well to be walked on from the second hop.
-WALK_MATCH = 0.5
+#: Walks kept going at each hop: those of the best few shapes (predicates and
+#: directions), so a hub's many neighbours never multiply into the next hop's work.
+BEAM_SHAPES = 3
 MAX_HOPS = 3
 
 
@@ -45,7 +46,7 @@ def entity_paths(
     # An anchor that is never a subject is a value ("severe root intrusion"):
     # stepping from it to what has it needs no other word of the question.
     ctx.values = {n for n in names if not any(f.subject == n for f in adjacent)}
-    frontier: list[tuple[str, tuple[Fact, ...], str]] = []
+    frontier: list[Walk] = []
     for fact in adjacent:
         for anchor in names:
             if anchor in (fact.subject, fact.object) and fact.subject != fact.object:
@@ -57,21 +58,41 @@ def entity_paths(
         top = best(paths)
         if not frontier or (top is not None and not ctx.could_improve(top)):
             break  # no word of the question is left for a longer walk to explain
-        frontier = _walk_on(store, ctx, frontier, as_of, paths, last=hop == MAX_HOPS)
+        frontier = _walk_on(store, ctx, _beam(ctx, frontier), as_of, paths, last=hop == MAX_HOPS)
     return paths
+
+
+Walk = tuple[str, tuple[Fact, ...], str]  # anchor, facts walked, the entity reached
+
+
+def _beam(ctx: Scoring, frontier: list[Walk]) -> list[Walk]:
+    """The walks of the :data:`BEAM_SHAPES` best shapes: all values of a relation stay
+    together, and the work of the next hop is bounded by what the question asks."""
+    shapes: dict[tuple[object, ...], float] = {}
+    for anchor, walked, far in frontier:
+        shape = (anchor, tuple((f.predicate, f.subject == far) for f in walked))
+        score = ctx.partial(anchor, walked, far)
+        if score > shapes.get(shape, -1.0):
+            shapes[shape] = score
+    if len(shapes) <= BEAM_SHAPES:
+        return frontier
+    kept = set(sorted(shapes, key=lambda k: (-shapes[k], str(k)))[:BEAM_SHAPES])
+    return [
+        w for w in frontier if (w[0], tuple((f.predicate, f.subject == w[2]) for f in w[1])) in kept
+    ]
 
 
 def _walk_on(
     store: Store,
     ctx: Scoring,
-    frontier: list[tuple[str, tuple[Fact, ...], str]],
+    frontier: list[Walk],
     as_of: int | None,
     paths: list[Path],
     *,
     last: bool,
-) -> list[tuple[str, tuple[Fact, ...], str]]:
+) -> list[Walk]:
     """One more hop from every walk in ``frontier``; scored walks go into ``paths``."""
-    named = {p for p, found in ctx.predicates.items() if max(found.values()) >= WALK_MATCH}
+    named = {p for p, found in ctx.predicates.items() if max(found.values()) >= HOP_NAMED}
     # Middles by the relation they were reached through: going back out by that same
     # relation is a sibling ("the same director as X"), walked only when the question
     # says so; otherwise a genre reached from a film would hand back all its films.
@@ -95,7 +116,7 @@ def _walk_on(
         onward.setdefault(fact.subject, []).append(fact)
         if fact.object != fact.subject:
             onward.setdefault(fact.object, []).append(fact)
-    following: list[tuple[str, tuple[Fact, ...], str]] = []
+    following: list[Walk] = []
     for anchor, walked, far in frontier:
         seen = {f.seq for f in walked}
         for nxt in onward.get(far, ()):

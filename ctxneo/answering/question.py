@@ -86,6 +86,13 @@ _SHAPE_WORDS = {
 #: as", "*share* actors with", "*co*-starred", "acted *together*", "*also* directed".
 _SIBLING = {stem(w) for w in "same share shares shared also together alongside fellow".split()}
 _SIBLING_WORDS = {"other", "co"}
+#: Words of conversation, not of the question's content: leaving them unexplained is no doubt.
+FILLER = frozenset(
+    """please tell remind know say sorry hey hi thanks thank quick question actually exactly
+    really again right ok okay just still anyway currently latest news update moment point
+    think mean like need want wondering wonder remember recall check confirm guess happen
+    going get got give look see find""".split()
+)
 _CO_PREFIX = re.compile(r"\bco-\w", re.IGNORECASE)  # "co-starred", "co-wrote"
 _MASK = "\x00"
 

@@ -27,6 +27,12 @@ from ctxneo.errors import ConfigError
 from ctxneo.text import STOPWORDS, Token, name_stems, split_words, stem
 
 HINT_WEIGHT = 0.8
+COMPOUND = 0.7
+#: Word meaning: a centred similarity below VECTOR_MIN says nothing; above, it counts
+#: VECTOR_SCALE times, at most VECTOR_MAX (below a lexicon match, RELATED).
+VECTOR_MIN = 0.2
+VECTOR_SCALE = 1.5
+VECTOR_MAX = 0.75
 PARTICLE_BONUS = 0.25
 _HINT_PARTICLES = {stem("location"): {"in", "at"}, stem("date"): {"on"}}
 _PARTICLES = {"on", "by", "to", "at", "in", "for", "from", "with", "of", "into", "onto"}
@@ -116,21 +122,99 @@ class Relations:
             return PREFIX
         if self.lexicon.related(q_stem, n_stem):
             return RELATED
+        # A compound ends in its head: a "screenwriter" is a writer, a "gatekeeper" a keeper.
+        for k in range(len(q_word) - 3, 3, -1):
+            head = stem(q_word[-k:])
+            if head == n_stem or self.lexicon.related(head, n_stem):
+                return COMPOUND
         return 0.0
 
     def stems(self, q_stem: str, n_stem: str) -> float:
         """:meth:`word` for two stems whose words are not known."""
         return self.word(q_stem, q_stem, n_stem, n_stem)
 
-    def match(self, question: Question, predicate: str) -> dict[int, float]:
-        """Question positions explained by a predicate's words, with their strength.
+    def match_all(
+        self,
+        question: Question,
+        predicates: Sequence[str],
+        names: frozenset[int] = frozenset(),
+    ) -> dict[str, list[dict[int, float]]]:
+        """:meth:`match_words` for every predicate of a memory, with word meaning centred.
+
+        A question word's similarity to a predicate word counts by how much it
+        exceeds that word's typical similarity to the memory's predicates: "film"
+        is somewhat alike to every relation of a film database and so says
+        nothing, while "genre" stands out for ``HAS_GENRE``. ``names`` are the
+        positions of the names the question mentions.
+        """
+        # Likeness of meaning is for words that could name a relation: not the words of a
+        # name the question mentions ("Lindqvist"), not a letter or a number ("10X2").
+        words = [
+            t
+            for t in question.content
+            if t.pos not in names and len(t.word) > 2 and any(c.isalpha() for c in t.word)
+        ]
+        if question.hint is not None:
+            words.append(question.hint)
+        vectors = self._vector_table(words, predicates)
+        out: dict[str, list[dict[int, float]]] = {}
+        for p in predicates:
+            found = self.match_words(question, p, vectors)
+            if found:
+                out[p] = found
+        return out
+
+    def _vector_table(
+        self, words: Sequence[Token], predicates: Sequence[str]
+    ) -> dict[tuple[int, str], float]:
+        """Centred similarity of each question word to each predicate word."""
+        if isinstance(self.meaning, NoMeaning) or not predicates:
+            return {}
+        names = {w for p in predicates for w, _ in predicate_words(p)}
+        table: dict[tuple[int, str], float] = {}
+        for t in words:
+            sims = {n: self.meaning.similarity(t.word, n) for n in names}
+            best_per_predicate = [
+                max((sims[w] for w, _ in predicate_words(p)), default=0.0) for p in predicates
+            ]
+            baseline = sum(best_per_predicate) / len(best_per_predicate)
+            for n, sim in sims.items():
+                centred = sim - baseline
+                if centred >= VECTOR_MIN:
+                    table[(t.pos, n)] = min(VECTOR_MAX, VECTOR_SCALE * centred)
+        return table
+
+    def match(
+        self,
+        question: Question,
+        predicate: str,
+        vectors: dict[tuple[int, str], float] | None = None,
+    ) -> dict[int, float]:
+        """Question positions explained by a predicate's words (see :meth:`match_words`),
+        each at its best strength."""
+        out: dict[int, float] = {}
+        for found in self.match_words(question, predicate, vectors):
+            for pos, s in found.items():
+                if s > out.get(pos, 0.0):
+                    out[pos] = s
+        return out
+
+    def match_words(
+        self,
+        question: Question,
+        predicate: str,
+        vectors: dict[tuple[int, str], float] | None = None,
+    ) -> list[dict[int, float]]:
+        """For each word of a predicate, the question positions it explains and how well.
 
         A predicate word explains every question word that stands for it ("what
-        *date* was it *planned* for" -> ``SCHEDULED_FOR``). The question word
-        counts too, more weakly, through its hint: "where" is explained by
+        *date* was it *planned* for" -> ``SCHEDULED_FOR``), by stem, prefix,
+        lexicon or (from ``vectors``, see :meth:`match_all`) meaning. The question
+        word counts too, more weakly, through its hint: "where" is explained by
         ``LOCATED_AT``, "when" by ``SCHEDULED_FOR``.
         """
-        out: dict[int, float] = {}
+        vectors = vectors or {}
+        out: list[dict[int, float]] = []
         candidates: list[tuple[Token, float]] = [(t, 1.0) for t in question.content]
         if question.hint is not None:
             candidates.append((question.hint, HINT_WEIGHT))
@@ -138,14 +222,19 @@ class Relations:
         hint = question.hint
         if hint is not None and particles & _HINT_PARTICLES.get(hint.stem, set()):
             # "where" is answered by X_IN / X_AT, "when" by X_ON: HELD_IN, STAYING_AT, FILED_ON.
-            out[hint.pos] = RELATED * HINT_WEIGHT
+            out.append({hint.pos: RELATED * HINT_WEIGHT})
         words = question.words
         for n_word, n_stem in predicate_words(predicate):
+            mine: dict[int, float] = {}
+            out.append(mine)
             for t, weight in candidates:
-                s = self.word(t.word, t.stem, n_word, n_stem) * weight
+                s = max(
+                    self.word(t.word, t.stem, n_word, n_stem), vectors.get((t.pos, n_word), 0.0)
+                )
+                s *= weight
                 nxt = t.pos + 1
                 if s and nxt < len(words) and words[nxt].word in particles:
                     s += PARTICLE_BONUS  # "the hold *on*" fits WAITING_ON better than HELD_BY
-                if s > out.get(t.pos, 0.0):
-                    out[t.pos] = s
-        return out
+                if s > mine.get(t.pos, 0.0):
+                    mine[t.pos] = s
+        return [found for found in out if found]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ctxneo.answering.entities import Link, cover
 from ctxneo.answering.question import Question
 from ctxneo.answering.relations import Relations
-from ctxneo.answering.values import has_shape
+from ctxneo.answering.values import has_shape, person_like
 from ctxneo.model import Fact
 from ctxneo.text import is_identifier, name_stems, split_words
 
@@ -29,6 +29,9 @@ TYPE_WEIGHT = 0.8
 SHAPE_MISMATCH = 0.5
 ECHO_PENALTY = 0.5
 SIBLING_WEIGHT = 1.0
+PERSON_WEIGHT = 0.4
+#: On a walk of several hops, how well each hop's predicate must match a question word.
+HOP_NAMED = 0.6
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,10 +86,13 @@ class Scoring:
         mentioned: set[str],
         anchors: dict[str, Link],
         relations: Relations,
+        by_word: dict[str, list[dict[int, float]]] | None = None,
     ) -> None:
         self.q = q
         self.relations = relations
         self.predicates = predicates
+        # Per predicate word, the positions it explains: one hop uses each word once.
+        self.by_word = by_word if by_word is not None else {p: [m] for p, m in predicates.items()}
         self.mentioned = mentioned
         self.anchors = anchors
         self.lenient = False  # allow named answers and closed facts
@@ -129,11 +135,18 @@ class Scoring:
                 found[p] = max(found.get(p, 0.0), w)
         return found
 
+    def _person(self, answer: str) -> dict[int, float]:
+        """ "who ...": a person's name is the kind of answer asked for (weakly: names abound)."""
+        q = self.q
+        if q.asks_person and q.wh is not None and q.shape is None and person_like(answer):
+            return {q.wh.pos: PERSON_WEIGHT}
+        return {}
+
     def could_improve(self, best: Path) -> bool:
         """Whether some question word that anything could explain is still unexplained."""
         explainable = set(self.q.type_positions) | self.q.sibling_positions
         for found in self.predicates.values():
-            explainable |= found.keys()
+            explainable |= {p for p, s in found.items() if s >= HOP_NAMED}
         if self.q.hint is not None and self.q.shape is not None:
             explainable.add(self.q.hint.pos)
         for link in self.anchors.values():  # a middle may be named ("the *drug lot* for X")
@@ -147,6 +160,20 @@ class Scoring:
             self.predicates.get(fact.predicate, {}).keys() - spent
             or self._name(far)[1].keys() - spent
         )
+
+    def partial(self, anchor: str, walked: tuple[Fact, ...], far: str) -> float:
+        """A quick measure of how much of the question a walk in progress explains: its hops'
+        best predicate matches and the name of the entity it has reached."""
+        spent = self.anchors[anchor].positions
+        explained: dict[int, float] = {}
+        for fact in walked:
+            for pos, s in self.predicates.get(fact.predicate, {}).items():
+                if pos not in spent and s > explained.get(pos, 0.0):
+                    explained[pos] = s
+        for pos, s in self._name(far)[1].items():
+            if pos not in spent and s * MIDDLE_WEIGHT > explained.get(pos, 0.0):
+                explained[pos] = s * MIDDLE_WEIGHT
+        return sum(explained.values())
 
     def first_hop_explained(self, anchor: str, fact: Fact) -> bool:
         """Whether a first hop from ``anchor`` could start a justified longer path."""
@@ -235,24 +262,49 @@ class Scoring:
             return gained
 
         q = self.q
+
+        def claim(predicate: str) -> float:
+            """Each word of the hop's predicate explains its best question word not yet
+            explained as well: a relation named twice ("films *directed* by the *director*
+            of X") is two hops. Returns the strongest match the hop made."""
+            strongest = 0.0
+            for per_word in self.by_word.get(predicate, ()):
+                gains = [
+                    (s - explained.get(pos, 0.0), s, pos)
+                    for pos, s in per_word.items()
+                    if pos not in anchor_positions
+                ]
+                if not gains:
+                    continue
+                gain, s, pos = max(gains)
+                strongest = max(strongest, s)
+                if gain > 0:
+                    explained[pos] = s
+            return strongest
+
         hop_ok = []
         relation = []
         sibling = False
         for i, fact in enumerate(facts):
-            found = self.predicates.get(fact.predicate, {})
-            relation.append(
-                max((s for p, s in found.items() if p not in anchor_positions), default=0.0)
-            )
             if i and is_sibling(facts[i - 1], fact, directions[i - 1], directions[i]):
-                # Back out through the relation we came by: only the sibling cue justifies it.
-                if not self.q.sibling:
+                # Back out through the relation we came by: justified by the sibling cue
+                # ("the *same* director as"), or by the relation named a second time.
+                again = claim(fact.predicate)
+                relation.append(again)
+                if not self.q.sibling and again < HOP_NAMED:
                     return []
                 sibling = True
                 hop_ok.append(add(self._sibling) or True)
                 continue
             # A hop whose predicate the question names is justified even when another
-            # hop explains that word better ("gets its *water* from" for both hops).
-            ok = add(found) or bool(found.keys() - anchor_positions)
+            # hop explains that word better ("gets its *water* from" for both hops). On a
+            # walk of several hops each must be named clearly: faint likenesses of meaning
+            # add up over a long walk and would let it outscore the short one asked for.
+            least = HOP_NAMED if len(facts) > 1 else 0.0
+            before = dict(explained)
+            relation.append(claim(fact.predicate))
+            gained = explained != before
+            ok = relation[-1] >= least and (gained or relation[-1] > 0)
             if i < len(facts) - 1:  # the entity in the middle of a join: "the *clause* whose"
                 # (never the "which X" noun: that names the answer's kind, not a middle's)
                 middle = {
@@ -264,6 +316,10 @@ class Scoring:
         if not all(hop_ok[:-1]):
             return []  # checked first: most candidates fail here, before any name is read
         hop_ok[-1] = add(self._typed(answer)) or hop_ok[-1]
+        # The kind of answer alone justifies only one hop from a named entity: among its
+        # facts, the one whose value is a person answers "who" ("who has 10X2 now?").
+        if len(facts) == 1 and anchor is not None:
+            hop_ok[-1] = add(self._person(answer)) or hop_ok[-1]
         echo = 0.0
         if self.lenient:
             # Asking who stated a value, or what came before it, names the value.

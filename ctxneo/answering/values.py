@@ -40,10 +40,10 @@ def has_shape(value: str, shape: str) -> bool:
 
 
 def person_like(name: str) -> bool:
-    """Whether a name could answer "who": an identifier, a handle or a short proper name,
-    not a phrase or a quantity ("15 minutes", "late delivery")."""
+    """Whether a name could answer "who": a handle or a short proper name, not a phrase,
+    a quantity or a code ("15 minutes", "late delivery", "S14", "INV-2")."""
     if is_identifier(name):
-        return True
+        return not re.search(r"\d", name)
     words = name.split()
     if len(words) == 1:
         return bool(re.fullmatch(r"[^\W\d_][\w.-]*", name))
