@@ -28,6 +28,7 @@ from ctxneo.answering.question import FILLER, Question
 from ctxneo.answering.scoring import Path, Scoring
 from ctxneo.answering.values import has_shape, person_like
 from ctxneo.errors import ConfigError
+from ctxneo.text import Token
 
 #: The features, in the order the model file lists its coefficients.
 FEATURES = (
@@ -40,6 +41,8 @@ FEATURES = (
     "relation_lexical",
     "unexplained",
     "unexplained_share",
+    "relation_words",
+    "names_unexplained",
     "missed_mention",
     "margin",
     "kind",
@@ -88,6 +91,20 @@ def features(e: Evidence) -> dict[str, float]:
     missing = [t for t in content if t.pos not in top.explained]
     f["unexplained"] = float(len(missing))
     f["unexplained_share"] = len(missing) / max(1, len(content))
+    # The words that say which relation is asked: not a name, the kind asked for, a cue.
+    named = {p for lk in e.links for p in lk.positions}
+    cues = e.q.type_positions | e.q.sibling_positions | e.q.cue_positions | named
+    relation_words = [t for t in content if t.pos not in cues]
+    strength = e.ctx.explained_strength(top) if e.ctx is not None else {}
+    f["relation_words"] = (
+        sum(min(1.0, strength.get(t.pos, 0.0)) for t in relation_words) / len(relation_words)
+        if relation_words
+        else 1.0
+    )
+    # A name the memory does not know (written as a name, explained by nothing).
+    f["names_unexplained"] = float(
+        sum(1 for t in missing if t.pos not in named and _looks_like_a_name(t))
+    )
     on_path = set(top.ends)
     f["missed_mention"] = max(
         (lk.coverage for lk in e.links if lk.entity not in on_path), default=0.0
@@ -99,12 +116,16 @@ def features(e: Evidence) -> dict[str, float]:
     return f
 
 
+def _looks_like_a_name(t: Token) -> bool:
+    return (t.pos > 0 and t.written[:1].isupper()) or any(c.isdigit() for c in t.word)
+
+
 def _kind(q: Question, top: Path) -> float:
     """+1 when the answer is of the kind asked for, -1 when it is not, 0 when nothing is asked."""
     if q.shape is not None:
         return 1.0 if has_shape(top.answer, q.shape) else -1.0
     if q.type_positions:
-        return 1.0 if q.type_positions <= top.explained else 0.0
+        return 1.0 if q.type_positions <= top.explained else -1.0
     if q.asks_person:
         return 1.0 if person_like(top.answer) else -1.0
     return 0.0

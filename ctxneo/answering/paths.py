@@ -155,7 +155,21 @@ def described_paths(store: Store, ctx: Scoring, as_of: int | None) -> list[Path]
         described = store.facts_with_predicate(predicate, as_of=as_of, limit=DESCRIBED_FACTS)
         pivots = sorted({f.subject for f in described} | {f.object for f in described})
         onward: dict[str, list[Fact]] = {}
-        for fact in store.facts_of(pivots, as_of=as_of) if pivots else []:
+        # On from the described facts, as on from a named entity: the relations the
+        # question names, and a few of any kind when it asks for a kind of answer.
+        named = sorted(
+            p
+            for p, found in ctx.predicates.items()
+            if max(found.values()) >= HOP_NAMED and (ctx.q.sibling or p != predicate)
+        )
+        read: dict[int, Fact] = {}
+        if pivots and named:
+            read.update((f.seq, f) for f in store.facts_of(pivots, as_of=as_of, predicates=named))
+        if pivots and _asks_a_kind(ctx):
+            read.update(
+                (f.seq, f) for f in store.facts_of(pivots, as_of=as_of, limit=ANY_PREDICATE)
+            )
+        for fact in sorted(read.values(), key=lambda f: -f.seq):
             onward.setdefault(fact.subject, []).append(fact)
             onward.setdefault(fact.object, []).append(fact)
         for fact in described:

@@ -253,7 +253,23 @@ def _keys(words: Sequence[Token]) -> set[str]:
     return keys
 
 
+#: Function words that name nothing even inside a name (the rest may: "Cop *Out*", "*They*").
+_NEVER_KEYS = frozenset(
+    "a an the of and or to in on at by for with from is are was were be been do does did "
+    "what which who whom whose where when why how".split()
+)
+
+
 def lookup_keys(question: Question) -> list[str]:
-    """The index keys to ask a store for: content stems, and prefixes for abbreviations."""
-    stops = {t.stem for t in question.words if t.stop and len(t.word) > 1}
-    return sorted(question.keys - stops)
+    """The index keys to ask a store for: content stems, prefixes for abbreviations, and the
+    function words next to them, which may be part of a name ("Cop Out")."""
+    words = question.words
+    stops = {t.stem for t in words if t.stop and len(t.word) > 1}
+    beside = {
+        t.stem
+        for t in words
+        if t.stop
+        and t.word not in _NEVER_KEYS
+        and any(0 <= j < len(words) and not words[j].stop for j in (t.pos - 1, t.pos + 1))
+    }
+    return sorted((question.keys - stops) | beside)

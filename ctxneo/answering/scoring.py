@@ -47,6 +47,7 @@ class Path:
     backward: bool = False  # a history question answered against the (subject, predicate) slot
     relation: tuple[float, ...] = ()  # per hop: the strength of its predicate's best match
     sibling: bool = False  # two hops through one relation: "the same director as X"
+    strengths: tuple[tuple[int, float], ...] = ()  # each explained position, how well
 
     @property
     def answer(self) -> str:
@@ -69,6 +70,17 @@ class Path:
             -max(f.seq for f in self.facts),
             self.answer,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Claims:
+    """What a walk's relations explain, whatever entities it passes through."""
+
+    explained: dict[int, float]
+    relation: tuple[float, ...]
+    named: tuple[bool, ...]  # per hop: its relation is named by the question
+    sibling: bool
+    kind: dict[int, float]  # "which X" positions the last relation names
 
 
 def is_sibling(first: Fact, second: Fact, d1: str, d2: str) -> bool:
@@ -98,6 +110,8 @@ class Scoring:
         self.lenient = False  # allow named answers and closed facts
         self.values: set[str] = set()
         self._names: dict[str, tuple[float, dict[int, float]]] = {}
+        self._shapes: dict[tuple[object, ...], _Claims | None] = {}
+        self._kinds: dict[str, dict[int, float]] = {}
         # Where the question asks for a value's shape ("when", "what date"), the
         # question word and its noun are explained by a value of that shape.
         self._shape_positions = {p: TYPE_WEIGHT for p in q.type_positions}
@@ -115,6 +129,12 @@ class Scoring:
     def _typed(self, answer: str) -> dict[int, float]:
         """Question positions the answer itself explains: "which *team*" -> ``Payments_Team``,
         "which *race*" -> "county council election", "*when*" -> a date."""
+        found = self._kinds.get(answer)
+        if found is None:
+            found = self._kinds[answer] = self._typed_uncached(answer)
+        return found
+
+    def _typed_uncached(self, answer: str) -> dict[int, float]:
         q = self.q
         found = {
             p: st * TYPE_WEIGHT for p, st in self._name(answer)[1].items() if p in q.type_positions
@@ -141,6 +161,10 @@ class Scoring:
         if q.asks_person and q.wh is not None and q.shape is None and person_like(answer):
             return {q.wh.pos: PERSON_WEIGHT}
         return {}
+
+    def explained_strength(self, path: Path) -> dict[int, float]:
+        """How well the path explains each question position it explains."""
+        return dict(path.strengths)
 
     def could_improve(self, best: Path) -> bool:
         """Whether some question word that anything could explain is still unexplained."""
@@ -238,6 +262,90 @@ class Scoring:
                 )
         return out
 
+    def _claims(
+        self,
+        predicates: tuple[str, ...],
+        directions: tuple[str, ...],
+        start: tuple[tuple[int, float], ...],
+        hops: int,
+    ) -> _Claims | None:
+        """What the relations of a walk explain, alone: computed once per shape of walk,
+        since every walk of a shape (all values of a relation) explains the same words."""
+        key = (predicates, directions, start, hops)
+        if key in self._shapes:
+            return self._shapes[key]
+        explained = dict(start)
+        anchor_positions = set(explained)
+        q = self.q
+        weak_hint = q.wh.pos if q.wh is not None and q.wh.word in ("who", "whom") else -1
+
+        def claim(predicate: str) -> float:
+            """Each word of the hop's predicate explains its best question word not yet
+            explained as well: a relation named twice ("films *directed* by the *director*
+            of X") is two hops. Returns the strongest match the hop made."""
+            chosen: list[tuple[float, float, int]] = []
+            for per_word in self.by_word.get(predicate, ()):
+                gains = [
+                    (s - explained.get(pos, 0.0), s, pos)
+                    for pos, s in per_word.items()
+                    if pos not in anchor_positions
+                ]
+                if gains:
+                    chosen.append(max(gains))
+            spots = [pos for _, _, pos in chosen]
+            if len(chosen) > 1 and any(min(spots) < p < max(spots) for p in anchor_positions):
+                # One relation is said in one place: words on both sides of a name are two
+                # mentions ("movies *starred* by Scar *actors*"), so the hop takes the best.
+                chosen = [max(chosen, key=lambda c: (c[1], -c[2]))]
+            strongest = 0.0
+            for gain, s, pos in chosen:
+                # A hop names its relation even by a word another hop explains better ("gets
+                # its *water* from" names both); "who" alone names none.
+                if pos != weak_hint:
+                    strongest = max(strongest, s)
+                if gain > 0:
+                    explained[pos] = s
+            return strongest
+
+        named: list[bool] = []
+        relation: list[float] = []
+        sibling = False
+        result: _Claims | None = None
+        for i, predicate in enumerate(predicates):
+            if i and predicates[i - 1] == predicate and directions[i - 1] != directions[i]:
+                # Back out through the relation we came by: justified by the sibling cue
+                # ("the *same* director as"), or by the relation named a second time.
+                again = claim(predicate)
+                relation.append(again)
+                if not q.sibling and again < HOP_NAMED:
+                    break
+                sibling = True
+                for pos, w in self._sibling.items():
+                    if pos not in anchor_positions and w > explained.get(pos, 0.0):
+                        explained[pos] = w
+                named.append(True)
+                continue
+            # A hop whose predicate the question names is justified even when another
+            # hop explains that word better ("gets its *water* from" for both hops). On a
+            # walk of several hops each must be named clearly: faint likenesses of meaning
+            # add up over a long walk and would let it outscore the short one asked for.
+            least = HOP_NAMED if hops > 1 else 0.0
+            before = dict(explained)
+            relation.append(claim(predicate))
+            gained = explained != before
+            named.append(relation[-1] >= least and (gained or relation[-1] > 0))
+        else:
+            # The relation the answer is reached by names its kind too: "what *part* ..."
+            # is answered by the one PLAYED_BY someone, whatever else it explains.
+            kind = {
+                p: w
+                for p, w in self.predicates.get(predicates[-1], {}).items()
+                if p in q.type_positions and p not in anchor_positions
+            }
+            result = _Claims(explained, tuple(relation), tuple(named), sibling, kind)
+        self._shapes[key] = result
+        return result
+
     def _finish(
         self,
         anchor: str | None,
@@ -250,8 +358,18 @@ class Scoring:
         answer = ends[-1]
         if answer in self.mentioned and not self.lenient:
             return []
+        q = self.q
         # The words naming the anchor are spent: nothing else explains them again.
         anchor_positions = set(explained)
+        claims = self._claims(
+            tuple(f.predicate for f in facts),
+            directions,
+            tuple(sorted(explained.items())),
+            len(facts),
+        )
+        if claims is None:
+            return []
+        explained = dict(claims.explained)
 
         def add(found: dict[int, float], weight: float = 1.0) -> bool:
             gained = False
@@ -261,61 +379,19 @@ class Scoring:
                     explained[pos] = s * weight
             return gained
 
-        q = self.q
-
-        def claim(predicate: str) -> float:
-            """Each word of the hop's predicate explains its best question word not yet
-            explained as well: a relation named twice ("films *directed* by the *director*
-            of X") is two hops. Returns the strongest match the hop made."""
-            strongest = 0.0
-            for per_word in self.by_word.get(predicate, ()):
-                gains = [
-                    (s - explained.get(pos, 0.0), s, pos)
-                    for pos, s in per_word.items()
-                    if pos not in anchor_positions
-                ]
-                if not gains:
-                    continue
-                gain, s, pos = max(gains)
-                strongest = max(strongest, s)
-                if gain > 0:
-                    explained[pos] = s
-            return strongest
-
-        hop_ok = []
-        relation = []
-        sibling = False
-        for i, fact in enumerate(facts):
-            if i and is_sibling(facts[i - 1], fact, directions[i - 1], directions[i]):
-                # Back out through the relation we came by: justified by the sibling cue
-                # ("the *same* director as"), or by the relation named a second time.
-                again = claim(fact.predicate)
-                relation.append(again)
-                if not self.q.sibling and again < HOP_NAMED:
-                    return []
-                sibling = True
-                hop_ok.append(add(self._sibling) or True)
-                continue
-            # A hop whose predicate the question names is justified even when another
-            # hop explains that word better ("gets its *water* from" for both hops). On a
-            # walk of several hops each must be named clearly: faint likenesses of meaning
-            # add up over a long walk and would let it outscore the short one asked for.
-            least = HOP_NAMED if len(facts) > 1 else 0.0
-            before = dict(explained)
-            relation.append(claim(fact.predicate))
-            gained = explained != before
-            ok = relation[-1] >= least and (gained or relation[-1] > 0)
-            if i < len(facts) - 1:  # the entity in the middle of a join: "the *clause* whose"
-                # (never the "which X" noun: that names the answer's kind, not a middle's)
-                middle = {
-                    p: s for p, s in self._name(ends[i + 1])[1].items() if p not in q.type_positions
-                }
-                ok = add(middle, MIDDLE_WEIGHT) or ok
-            hop_ok.append(ok)
+        relation, sibling = claims.relation, claims.sibling
+        hop_ok = list(claims.named)
+        for i in range(len(facts) - 1):  # the entity in the middle of a join: "the *clause* whose"
+            # (never the "which X" noun: that names the answer's kind, not a middle's)
+            middle = {
+                p: s for p, s in self._name(ends[i + 1])[1].items() if p not in q.type_positions
+            }
+            hop_ok[i] = add(middle, MIDDLE_WEIGHT) or hop_ok[i]
         hop_ok[0] = hop_ok[0] or first_ok
         if not all(hop_ok[:-1]):
             return []  # checked first: most candidates fail here, before any name is read
         hop_ok[-1] = add(self._typed(answer)) or hop_ok[-1]
+        hop_ok[-1] = add(claims.kind) or hop_ok[-1]
         # The kind of answer alone justifies only one hop from a named entity: among its
         # facts, the one whose value is a person answers "who" ("who has 10X2 now?").
         if len(facts) == 1 and anchor is not None:
@@ -350,7 +426,8 @@ class Scoring:
                 score,
                 frozenset(explained),
                 backward,
-                tuple(relation),
+                relation,
                 sibling,
+                tuple(sorted(explained.items())),
             )
         ]
