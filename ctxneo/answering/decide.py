@@ -119,7 +119,13 @@ def from_history(
     mentioned: set[str],
     as_of: int | None,
 ) -> Finding:
-    """Answer a history question from the (subject, predicate) slot the best path ends in."""
+    """Answer a history question from the (subject, predicate) slot the best path ends in.
+
+    The question must name that slot, by its relation or by one of its values: the
+    history of whatever relation happens to be nearest answers nothing it asks.
+    """
+    if not top.slot_named:
+        return unknown("history: no relation of the question has values to go back over", path=top)
     last, outward = top.last, top.directions[-1] == "out"
     slot = store.history(last.subject, last.predicate)
     if not outward and len(slot) > 1:

@@ -48,6 +48,7 @@ class Path:
     relation: tuple[float, ...] = ()  # per hop: the strength of its predicate's best match
     sibling: bool = False  # two hops through one relation: "the same director as X"
     strengths: tuple[tuple[int, float], ...] = ()  # each explained position, how well
+    slot_named: bool = False  # the last relation, or its value, is named by the question
 
     @property
     def answer(self) -> str:
@@ -397,10 +398,15 @@ class Scoring:
         if len(facts) == 1 and anchor is not None:
             hop_ok[-1] = add(self._person(answer)) or hop_ok[-1]
         echo = 0.0
+        # The last relation is named by the question, or its value is: a history question
+        # asks about the slot it names ("what did X start with", "before it moved to Y").
+        slot_named = claims.named[-1] and claims.relation[-1] > 0
         if self.lenient:
             # Asking who stated a value, or what came before it, names the value.
             coverage, strengths = self._name(answer)
-            hop_ok[-1] = add(strengths, coverage) or hop_ok[-1]
+            value_named = add(strengths, coverage)
+            hop_ok[-1] = value_named or hop_ok[-1]
+            slot_named = slot_named or value_named
         if not hop_ok[-1]:
             return []
         if not self.lenient and is_identifier(answer):
@@ -429,5 +435,6 @@ class Scoring:
                 relation,
                 sibling,
                 tuple(sorted(explained.items())),
+                slot_named,
             )
         ]
