@@ -35,7 +35,7 @@ from ctxneo.tokens import estimate_tokens
 
 __all__ = ["DEFAULT_MIN_CONFIDENCE", "Answerer", "Lexicon", "Relations"]
 
-DEFAULT_MIN_CONFIDENCE = 0.5
+DEFAULT_MIN_CONFIDENCE = 0.15
 MAX_ANCHORS = 4
 CANDIDATES = 24  # entities the index proposes per question, best first
 #: "I", "my": the asking agent. ("we", "our" are the team, not the asker.)
@@ -72,7 +72,8 @@ class Answerer:
         e = self.find(text, speaker=speaker, as_of=as_of, topic=topic)
         readings = self._readings(e, k)
         top = readings[0] if readings and e.finding.known else None
-        if top is not None and top.confidence >= threshold:
+        unexplained = top is not None and _ignores_a_name(e)
+        if top is not None and top.confidence >= threshold and not unexplained:
             return Answer(
                 text,
                 top.answer,
@@ -84,7 +85,7 @@ class Answerer:
                 "",
                 tuple(readings),
             )
-        if top is not None:
+        if top is not None and not unexplained:
             reason = (
                 f"not sure enough (confidence {top.confidence:.2f} < {threshold:.2f}); "
                 f"best reading: {top.answer} [{top.reading}]"
@@ -192,7 +193,9 @@ class Answerer:
         anchors = [
             lk
             for lk in links
-            if (lk.exact and len(lk.positions) > 1) or not lk.positions.keys() <= q.type_positions
+            if topic is not None
+            or (lk.exact and len(lk.positions) > 1)
+            or not lk.positions.keys() <= q.type_positions
         ]
         anchors = anchors[:MAX_ANCHORS]
         # Words of a name are not relation words, but a plain word may be both: "acted"
@@ -254,10 +257,25 @@ class Answerer:
         return top, found
 
 
+def _ignores_a_name(e: judge.Evidence) -> bool:
+    """Whether the best reading walks past an entity the question names in full: it then
+    answers about something else ("which team owns *payments*" answered from search)."""
+    top = e.finding.path
+    if top is None:
+        return False
+    on_path = set(top.ends)
+    return any(
+        lk.exact or lk.coverage >= 0.999
+        for lk in e.links
+        if lk.entity not in on_path
+        and not all(e.q.words[p].word in _FIRST_PERSON for p in lk.positions)  # "me": the asker
+    )
+
+
 def _a_name(q: Question, link: Link) -> bool:
     """Whether a mention reads as a name: several words, or written as a name is (an
     identifier, a capital letter inside the sentence, digits)."""
-    if len(link.positions) > 1 or is_identifier(link.entity):
+    if len(link.positions) != 1 or is_identifier(link.entity):
         return True
     word = q.words[next(iter(link.positions))]
     return word.pos > 0 and (word.written[:1].isupper() or any(c.isdigit() for c in word.word))

@@ -15,6 +15,7 @@ the reading is offered as a candidate, never as the answer.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -24,7 +25,7 @@ from importlib import resources
 
 from ctxneo.answering.decide import Finding
 from ctxneo.answering.entities import Link
-from ctxneo.answering.question import FILLER, Question
+from ctxneo.answering.question import FILLER, STATED, Question
 from ctxneo.answering.scoring import Path, Scoring
 from ctxneo.answering.values import has_shape, person_like
 from ctxneo.errors import ConfigError
@@ -73,7 +74,13 @@ def features(e: Evidence) -> dict[str, float]:
     f["history"] = float(e.finding.reading.startswith("history"))
     f["provenance"] = float("provenance" in e.finding.reading)
     f["values"] = math.log1p(len(e.finding.values))
-    content = [t for t in e.q.content if t.word not in FILLER]
+    provenance = "provenance" in e.finding.reading
+    # Asking who said it: the asking words ("which agent", "who flagged") are explained by
+    # the reading itself, which answers with the agent who stated the fact.
+    said = {t.pos for t in e.q.content if t.stem in STATED} if provenance else set()
+    if provenance:
+        said |= e.q.type_positions
+    content = [t for t in e.q.content if t.word not in FILLER and t.pos not in said]
     if top is None:
         f["unexplained"] = float(len(content))
         f["unexplained_share"] = 1.0
@@ -112,7 +119,7 @@ def features(e: Evidence) -> dict[str, float]:
     answers = set(e.finding.values)
     rivals = [p.score for p in e.paths if p.answer not in answers and p.answer != top.answer]
     f["margin"] = min(MARGIN_CAP, top.score - max(rivals)) if rivals else MARGIN_CAP
-    f["kind"] = _kind(e.q, top)
+    f["kind"] = 1.0 if provenance else _kind(e.q, top)
     return f
 
 
@@ -139,6 +146,9 @@ class Calibration:
     scales: tuple[float, ...]
     weights: tuple[float, ...]
     intercept: float
+    #: A monotone map from the logistic output to the share right (isotonic regression).
+    iso_x: tuple[float, ...] = ()
+    iso_y: tuple[float, ...] = ()
 
     def probability(self, values: Mapping[str, float]) -> float:
         z = self.intercept
@@ -146,7 +156,8 @@ class Calibration:
             FEATURES, self.means, self.scales, self.weights, strict=True
         ):
             z += weight * (values[name] - mean) / scale
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+        p = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+        return _interpolate(p, self.iso_x, self.iso_y) if self.iso_x else p
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, object]) -> Calibration:
@@ -161,7 +172,20 @@ class Calibration:
             tuple(doc["scales"]),  # type: ignore[arg-type]
             tuple(doc["weights"]),  # type: ignore[arg-type]
             float(doc["intercept"]),  # type: ignore[arg-type]
+            tuple(doc.get("isotonic_x", ())),  # type: ignore[arg-type]
+            tuple(doc.get("isotonic_y", ())),  # type: ignore[arg-type]
         )
+
+
+def _interpolate(x: float, xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Piecewise-linear through (xs, ys), flat beyond the ends (as the isotonic fit clips)."""
+    if x <= xs[0]:
+        return ys[0]
+    if x >= xs[-1]:
+        return ys[-1]
+    i = bisect.bisect_right(xs, x)
+    x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
+    return y0 if x1 == x0 else y0 + (y1 - y0) * (x - x0) / (x1 - x0)
 
 
 @cache

@@ -91,7 +91,7 @@ FILLER = frozenset(
     """please tell remind know say sorry hey hi thanks thank quick question actually exactly
     really again right ok okay just still anyway currently latest news update moment point
     think mean like need want wondering wonder remember recall check confirm guess happen
-    going get got give look see find""".split()
+    going get got give look see find final finally today these days things stand""".split()
 )
 _CO_PREFIX = re.compile(r"\bco-\w", re.IGNORECASE)  # "co-starred", "co-wrote"
 _MASK = "\x00"

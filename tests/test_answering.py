@@ -1,0 +1,189 @@
+"""What the answerer promises, on every store: path shapes, abstention, confidence, readings.
+
+Each test builds a small memory in its own words (no scenario of any suite)
+and asks questions whose right answer, or whose only honest answer
+(``UNKNOWN``), is fixed by the facts.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxneo.answering import DEFAULT_MIN_CONFIDENCE, judge
+from ctxneo.answering.question import read_question
+from ctxneo.memory import Memory
+from ctxneo.model import UNKNOWN, NewFact, render_values
+from ctxneo.stores.networkx import NetworkXStore
+from ctxneo.tokens import estimate_tokens
+
+
+def films(memory: Memory) -> None:
+    memory.declare_multi_valued("DIRECTED_BY", "WRITTEN_BY", "STARRED_ACTORS", "HAS_GENRE")
+    memory.remember_many(
+        [
+            ("Night Harbour", "DIRECTED_BY", "Ines Varga"),
+            ("Paper Kites", "DIRECTED_BY", "Ines Varga"),
+            ("Salt Flats", "DIRECTED_BY", "Ines Varga"),
+            ("Night Harbour", "WRITTEN_BY", "Tomas Reyes"),
+            ("Paper Kites", "WRITTEN_BY", "Aiko Mori"),
+            ("Salt Flats", "WRITTEN_BY", "Aiko Mori"),
+            ("Night Harbour", "STARRED_ACTORS", "Lena Dahl"),
+            ("Paper Kites", "STARRED_ACTORS", "Lena Dahl"),
+            ("Paper Kites", "STARRED_ACTORS", "Omar Said"),
+            ("Night Harbour", "HAS_GENRE", "Thriller"),
+            ("Paper Kites", "HAS_GENRE", "Drama"),
+            ("Salt Flats", "HAS_GENRE", "Western"),
+            ("Quiet Lake", "HAS_GENRE", "Drama"),
+        ]
+    )
+
+
+def test_one_two_and_three_hops_and_siblings(memory: Memory) -> None:
+    films(memory)
+    assert memory.ask("Who directed Paper Kites?").values == ("Ines Varga",)
+    assert memory.ask("Who wrote the films directed by Ines Varga?").values == (
+        "Tomas Reyes",
+        "Aiko Mori",
+    )
+    # Siblings: back out through the relation the anchor was reached by.
+    same = memory.ask("Which films have the same director as Night Harbour?")
+    assert same.reading.startswith("sibling")
+    assert set(same.values) == {"Paper Kites", "Salt Flats"}
+    costar = memory.ask("Who co-starred with Omar Said?")
+    assert costar.values == ("Lena Dahl",)
+    # Three relations chained: the writer of X, the other films that writer wrote, their genres.
+    chained = memory.ask("What genres are the films written by the writer of Salt Flats?")
+    assert chained.reading == "sibling+hop"
+    assert chained.values == ("Drama",)
+
+
+def test_who_asks_for_a_person_when_nobody_is_recorded_as_saying_it(memory: Memory) -> None:
+    films(memory)
+    answer = memory.ask("Which person wrote Night Harbour?")
+    assert answer.values == ("Tomas Reyes",)
+    assert answer.reading == "one-hop"
+
+
+def test_cue_words_inside_a_name_are_part_of_the_name(memory: Memory) -> None:
+    memory.remember("Before Sunrise", "DIRECTED_BY", "Richard Linklater")
+    memory.remember("Before Sunrise", "DIRECTED_BY", "Someone Else")  # supersedes
+    answer = memory.ask("Who directed Before Sunrise?")
+    assert answer.values == ("Someone Else",)  # the current value, not history
+    assert not answer.reading.startswith("history")
+    assert read_question("What was it before?").history == "previous"
+
+
+def test_multi_valued_answers_list_every_value_unambiguously(memory: Memory) -> None:
+    memory.declare_multi_valued("REPORTS_FROM")
+    memory.remember("Desk_Politics", "REPORTS_FROM", "Gates, Bill")
+    memory.remember("Desk_Politics", "REPORTS_FROM", "Ada; Lovelace")
+    answer = memory.ask("Where does the politics desk report from?")
+    assert answer.values == ("Gates, Bill", "Ada; Lovelace")
+    assert answer.answer == 'Gates, Bill; "Ada; Lovelace"'
+    assert render_values(("one",)) == "one"
+
+
+def test_unknown_when_the_memory_does_not_hold_it_with_the_reason(memory: Memory) -> None:
+    memory.remember("Service_Payments", "OWNED_BY", "Payments_Team")
+    memory.remember("Service_Search", "OWNED_BY", "Search_Team")
+    memory.retract("Service_Payments", "OWNED_BY")
+    nothing = memory.ask("What is the capital of Peru?")
+    assert nothing.answer == UNKNOWN
+    assert nothing.reason == "no entity or relation of the question is in memory"
+    assert nothing.confidence == 0.0
+    retracted = memory.ask("Which team owns the payments service?")
+    assert retracted.answer == UNKNOWN
+    assert "retracted" in retracted.reason
+    assert "Service_Payments OWNED_BY Payments_Team" in retracted.reason
+    # A superseded value is an answer only to a history question.
+    memory.remember("Ticket_9", "HAS_PRIORITY", "low")
+    memory.remember("Ticket_9", "HAS_PRIORITY", "urgent")
+    assert memory.ask("What is the priority of ticket 9?").values == ("urgent",)
+    assert memory.ask("What was the priority of ticket 9 originally?").values == ("low",)
+
+
+def test_a_near_miss_is_a_candidate_never_the_answer(memory: Memory) -> None:
+    memory.remember("Stage_Transform", "HAS_PARTITION_STRATEGY", "daily by event_date")
+    strict = memory.ask("What partitioning strategy did the loader pick?", min_confidence=0.99)
+    assert strict.answer == UNKNOWN
+    assert strict.candidate is not None
+    assert strict.candidate.values == ("daily by event_date",)
+    assert strict.reason.startswith("not sure enough")
+    lenient = memory.ask("What partitioning strategy did the loader pick?", min_confidence=0.0)
+    assert lenient.values == ("daily by event_date",)
+    assert lenient.confidence == strict.candidate.confidence
+
+
+def test_confidence_is_a_probability_and_the_default_threshold_applies(memory: Memory) -> None:
+    films(memory)
+    answers = [
+        memory.ask(q, min_confidence=0.0)
+        for q in (
+            "Who directed Paper Kites?",
+            "Which films did Lena Dahl star in?",
+            "What is the genre of Quiet Lake?",
+        )
+    ]
+    for a in answers:
+        assert 0.0 <= a.confidence <= 1.0
+        assert a.readings[0].confidence == a.confidence
+    assert DEFAULT_MIN_CONFIDENCE == 0.15
+    assert judge.default_calibration() is not None  # the shipped, fitted model
+
+
+def test_top_k_readings_and_a_context_within_the_budget(memory: Memory) -> None:
+    films(memory)
+    one = memory.ask("Who worked on Paper Kites?", k=1, min_confidence=0.0)
+    three = memory.ask("Who worked on Paper Kites?", k=3, min_confidence=0.0)
+    assert len(one.readings) == 1
+    assert 1 < len(three.readings) <= 3
+    assert three.readings[0].values == one.readings[0].values
+    assert len({r.values for r in three.readings}) == len(three.readings)  # distinct readings
+    for reading in three.readings:
+        for fact in reading.evidence:
+            assert fact.line() in three.context  # every reading's evidence is in the context
+    small = memory.ask("Who worked on Paper Kites?", k=3, max_tokens=20, min_confidence=0.0)
+    assert estimate_tokens(small.context) <= 20
+    assert small.context.startswith("Q: Who worked on Paper Kites?")
+
+
+def test_a_topic_given_is_the_only_anchor(memory: Memory) -> None:
+    films(memory)
+    answer = memory.ask("who directed it", topic="Salt Flats", min_confidence=0.0)
+    assert answer.values == ("Ines Varga",)
+
+
+def test_answer_to_dict_carries_everything_a_tool_reports(memory: Memory) -> None:
+    films(memory)
+    doc = memory.ask("Who directed Paper Kites?", k=2).to_dict()
+    assert set(doc) >= {"answer", "values", "confidence", "reason", "readings", "candidate"}
+    assert doc["readings"][0]["evidence"][0]["speaker"] is None
+
+
+class CountingStore(NetworkXStore):
+    """The embedded store, counting the facts each question reads from it."""
+
+    read = 0
+
+    def facts_of(self, *args: object, **kwargs: object) -> list:  # type: ignore[override]
+        found = super().facts_of(*args, **kwargs)  # type: ignore[arg-type]
+        CountingStore.read += len(found)
+        return found
+
+
+@pytest.mark.parametrize("hub_size", [200, 4000])
+def test_work_per_question_does_not_grow_with_a_hubs_degree(hub_size: int) -> None:
+    store = CountingStore()
+    memory = Memory(store)
+    memory.declare_multi_valued("HAS_GENRE", "DIRECTED_BY")
+    memory.remember_many(
+        [NewFact(f"Film {i}", "HAS_GENRE", "Drama") for i in range(hub_size)]
+        + [
+            NewFact("Night Harbour", "HAS_GENRE", "Drama"),
+            NewFact("Night Harbour", "DIRECTED_BY", "Ines Varga"),
+        ]
+    )
+    CountingStore.read = 0
+    assert memory.ask("Who directed Night Harbour?").values == ("Ines Varga",)
+    # The walk never reads the genre's thousands of films: it is not what was asked.
+    assert CountingStore.read < 50
