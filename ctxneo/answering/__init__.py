@@ -265,9 +265,11 @@ def _ignores_a_name(e: judge.Evidence) -> bool:
         return False
     on_path = set(top.ends)
     return any(
-        lk.exact or lk.coverage >= 0.999
+        (lk.exact or lk.coverage >= 0.999) and _a_name(e.q, lk)
         for lk in e.links
         if lk.entity not in on_path
+        # (words the reading explains otherwise were not that name: "the *release date*")
+        and not lk.positions.keys() & top.explained
         and not all(e.q.words[p].word in _FIRST_PERSON for p in lk.positions)  # "me": the asker
     )
 

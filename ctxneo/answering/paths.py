@@ -134,6 +134,8 @@ def _walk_on(
 
 
 def _asks_a_kind(ctx: Scoring) -> bool:
+    """Whether the question asks for a kind of answer ("which *team*", "when", "who"), so
+    that a few facts of any relation are worth reading at the second hop."""
     q = ctx.q
     return bool(q.type_positions or q.shape or q.asks_person)
 
