@@ -807,7 +807,9 @@ class Neo4jStore(Store):
             as_of=as_of,
             history=history,
             limit=limit,
-            predicates=None if predicates is None else sorted(set(predicates)),
+            predicates=None
+            if predicates is None
+            else sorted({check_predicate(p) for p in predicates}),
         )
         return [_fact(r) for r in rows]
 
