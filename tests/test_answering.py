@@ -187,3 +187,32 @@ def test_work_per_question_does_not_grow_with_a_hubs_degree(hub_size: int) -> No
     assert memory.ask("Who directed Night Harbour?").values == ("Ines Varga",)
     # The walk never reads the genre's thousands of films: it is not what was asked.
     assert CountingStore.read < 50
+
+
+def test_the_memory_that_lost_a_fact_says_unknown_instead_of_another_value(
+    memory: Memory,
+) -> None:
+    # Issue 11's shell session: an owner retracted, another service's owner still there.
+    memory.remember("Service_Payments", "OWNED_BY", "Payments_Team")
+    memory.remember("Service_Search", "OWNED_BY", "Search_Team")
+    memory.remember("Service_Checkout", "DEPENDS_ON", "Service_Payments")
+    joined = memory.ask("Which team owns the service that checkout depends on?")
+    assert joined.values == ("Payments_Team",)
+    memory.retract("Service_Payments", "OWNED_BY")
+    for question in (
+        "Which team owns the service that checkout depends on?",
+        "Which team owns the billing service?",
+        "Which team owns payments?",
+        "Which team owns the clickstream job?",
+    ):
+        answer = memory.ask(question)
+        assert answer.answer == UNKNOWN, question
+        assert answer.reason
+    assert "retracted" in memory.ask("Which team owns payments?").reason
+
+
+def test_a_clause_before_the_question_is_not_the_question() -> None:
+    q = read_question("When TC-88A was first flagged, what condition was it in?")
+    assert q.wh is not None and q.wh.word == "what"
+    assert q.shape is None
+    assert read_question("Which team owns payments?").type_positions == frozenset({1})

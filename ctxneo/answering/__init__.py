@@ -25,12 +25,13 @@ from dataclasses import replace
 
 from ctxneo.answering import decide, judge, paths
 from ctxneo.answering.entities import Link, cover, link_entities
-from ctxneo.answering.question import STATED, Question, lookup_keys, read_question
+from ctxneo.answering.question import FILLER, STATED, Question, lookup_keys, read_question
 from ctxneo.answering.relations import Lexicon, Relations
 from ctxneo.answering.scoring import Path, Scoring
+from ctxneo.answering.values import has_shape
 from ctxneo.model import UNKNOWN, Answer, Fact, Reading, render_values
 from ctxneo.stores.base import Store
-from ctxneo.text import is_identifier
+from ctxneo.text import is_identifier, name_stems
 from ctxneo.tokens import estimate_tokens
 
 __all__ = ["DEFAULT_MIN_CONFIDENCE", "Answerer", "Lexicon", "Relations"]
@@ -147,18 +148,26 @@ class Answerer:
         if not named:
             return "no entity of the question is in memory"
         entity = named[0].entity
-        if relations:
-            closed = [
-                f
-                for f in self.store.facts_of([entity], as_of=as_of, history=True)
-                if f.predicate in relations and not f.valid_at(as_of)
-            ]
+        # The named entities, and those the best reading passed through ("the service
+        # checkout depends on"): a value of a relation the question names, retracted.
+        near = [lk.entity for lk in named]
+        if e.finding.path is not None:
+            near += [n for n in e.finding.path.ends if n not in near]
+        strong = {p for p, m in relations.items() if max(m.values()) >= 0.99} or set(relations)
+        if strong:
+            everything = self.store.facts_of(near, as_of=as_of, history=True)
             current = {
                 (f.subject, f.predicate)
-                for f in self.store.facts_of([entity], as_of=as_of)
-                if f.predicate in relations
+                for f in everything
+                if f.predicate in strong and f.valid_at(as_of)
             }
-            gone = [f for f in closed if (f.subject, f.predicate) not in current]
+            gone = [
+                f
+                for f in everything
+                if f.predicate in strong
+                and not f.valid_at(as_of)
+                and (f.subject, f.predicate) not in current
+            ]
             if gone:
                 last = max(gone, key=lambda f: f.valid_to or 0)
                 return (
@@ -224,6 +233,8 @@ class Answerer:
         ctx = Scoring(
             q, predicates, mentioned, {lk.entity: lk for lk in anchors}, self.relations, by_word
         )
+        stems = {st for hit in hits for sf in (hit.name, *hit.aliases) for st in name_stems(sf)}
+        name_words = frozenset(t.pos for t in q.content if t.stem in stems)
 
         # Who-questions may ask for the agent who stated a fact rather than for a
         # value: read them leniently first (stated values may be named, closed
@@ -232,18 +243,18 @@ class Answerer:
         top, found = self._best(ctx, anchors, as_of, lenient)
         if top is None:
             finding = decide.only_relation(self.store, anchors, as_of)
-            return judge.Evidence(q, finding, found, links, ctx)
+            return judge.Evidence(q, finding, found, links, ctx, name_words)
         provenance = q.asks_speaker and decide.asks_who_said(ctx, top)
         if q.asks_speaker and not provenance and q.history is None:
             top, found = self._best(ctx, anchors, as_of, False)
             if top is None:
                 finding = decide.unknown("no fact answers the question")
-                return judge.Evidence(q, finding, found, links, ctx)
+                return judge.Evidence(q, finding, found, links, ctx, name_words)
         if q.history is not None:
             finding = decide.from_history(self.store, q, top, provenance, mentioned, as_of)
         else:
             finding = decide.from_paths(q, top, found, provenance, as_of)
-        return judge.Evidence(q, finding, found, links, ctx)
+        return judge.Evidence(q, finding, found, links, ctx, name_words)
 
     def _best(
         self, ctx: Scoring, anchors: Sequence[Link], as_of: int | None, lenient: bool
@@ -258,19 +269,49 @@ class Answerer:
 
 
 def _ignores_a_name(e: judge.Evidence) -> bool:
-    """Whether the best reading walks past an entity the question names in full: it then
-    answers about something else ("which team owns *payments*" answered from search)."""
+    """Whether the best reading leaves out what the question is about, and so answers about
+    something else: it walks past an entity the question names in full, or it describes
+    its subject by a relation ("the team that owns *a service*") while words the
+    memory's names are made of go unexplained ("which team owns the billing *service*"
+    answered from the search service, "which team owns *payments*" answered from
+    another service's owner)."""
     top = e.finding.path
     if top is None:
         return False
     on_path = set(top.ends)
-    return any(
-        (lk.exact or lk.coverage >= 0.999) and _a_name(e.q, lk)
+    q = e.q
+    ignored = [
+        lk
         for lk in e.links
         if lk.entity not in on_path
         # (words the reading explains otherwise were not that name: "the *release date*")
         and not lk.positions.keys() & top.explained
-        and not all(e.q.words[p].word in _FIRST_PERSON for p in lk.positions)  # "me": the asker
+        and not all(q.words[p].word in _FIRST_PERSON for p in lk.positions)  # "me": the asker
+    ]
+    if any((lk.exact or lk.coverage >= 0.999) and _a_name(q, lk) for lk in ignored):
+        return True
+    if e.ctx is not None and q.type_positions and "provenance" not in e.finding.reading:
+        # Neither the kind of answer asked for ("which *team*") nor a relation the question
+        # names by its very word ("*owns*") is explained: the reading answers some other
+        # question (the service checkout depends on, for "which team owns" it).
+        named = {p for m in e.ctx.predicates.values() for p, w in m.items() if w >= 0.99}
+        if not q.type_positions & top.explained and named - top.explained - q.type_positions:
+            return True
+    provenance = "provenance" in e.finding.reading
+    if (
+        q.shape is not None
+        and not provenance
+        and not any(has_shape(v, q.shape) for v in e.finding.values)
+    ):
+        return True  # "when", "what date", "how much": a value of no such shape answers not
+    if top.anchor is not None:
+        return False
+    if any(lk.coverage >= 0.5 for lk in ignored):
+        return True
+    cues = q.type_positions | q.sibling_positions | q.cue_positions
+    return any(
+        p not in top.explained and p not in cues and q.words[p].word not in FILLER
+        for p in e.name_words
     )
 
 

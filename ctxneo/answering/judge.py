@@ -64,6 +64,9 @@ class Evidence:
     paths: Sequence[Path]
     links: Sequence[Link]
     ctx: Scoring | None
+    #: Question positions whose word is part of some name in this memory ("service" when
+    #: there is a ``Service_Search``), linked to an entity or not.
+    name_words: frozenset[int] = frozenset()
 
 
 def features(e: Evidence) -> dict[str, float]:

@@ -145,6 +145,14 @@ def read_question(text: str, *, masked: frozenset[int] = frozenset()) -> Questio
     cue_words = [t for t in words if t.pos not in masked]
     stems = {t.stem for t in cue_words if not t.stop}
     wh = next((t for t in cue_words if t.word in _WH), None)
+    # "When TC-88A was first flagged, what condition was it in?": a clause that opens the
+    # sentence is not the question; its question word comes after the comma.
+    comma = text.rfind(",")
+    if wh is not None and comma > 0:
+        after = len(tokens(text[:comma]))
+        later = next((t for t in cue_words if t.word in _WH and t.pos >= after), None)
+        if later is not None and later.pos > wh.pos:
+            wh = later
     type_positions: set[int] = set()
     # "which team", "what date": the noun after the question word is the answer's
     # kind (not after "what's", where a verb follows; after "whose" it is what the
@@ -153,6 +161,8 @@ def read_question(text: str, *, masked: frozenset[int] = frozenset()) -> Questio
         for follower in words[wh.pos + 1 : wh.pos + 4]:
             if follower.stop or follower.pos in masked:
                 break
+            if type_positions and _verb_form(follower.word):
+                break  # "which team *owns* ...": the verb ends the noun
             type_positions.add(follower.pos)
             if follower.possessive:  # "which supplier's shipment": the supplier is asked for
                 break
@@ -222,6 +232,13 @@ def read_question(text: str, *, masked: frozenset[int] = frozenset()) -> Questio
         ),
         sibling_positions=siblings,
         masked=masked,
+    )
+
+
+def _verb_form(word: str) -> bool:
+    """A word after the "which X" noun that reads as its verb: "owns", "depends", "reported"."""
+    return len(word) > 3 and (
+        word.endswith("ed") or (word.endswith("s") and not word.endswith("ss"))
     )
 
 
