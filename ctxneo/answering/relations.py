@@ -129,10 +129,6 @@ class Relations:
                 return COMPOUND
         return 0.0
 
-    def stems(self, q_stem: str, n_stem: str) -> float:
-        """:meth:`word` for two stems whose words are not known."""
-        return self.word(q_stem, q_stem, n_stem, n_stem)
-
     def match_all(
         self,
         question: Question,

@@ -18,7 +18,6 @@ from ctxneo.model import Fact, NewFact
 #: Upper bounds on what one store question returns, so a hub entity or a
 #: common predicate cannot turn one question into a scan of the graph.
 MAX_NEIGHBOURS = 500
-MAX_PATHS = 2_000
 MAX_CANDIDATES = 40
 
 
@@ -136,23 +135,6 @@ class Store(ABC):
         the closed ones; with ``predicates``, only facts of those predicates
         (read through an index, so a hub's other facts cost nothing). At most
         ``limit`` per entity.
-        """
-
-    @abstractmethod
-    def two_hop(
-        self,
-        entities: Sequence[str],
-        *,
-        through: Sequence[str] | None = None,
-        as_of: int | None = None,
-        limit: int = MAX_PATHS,
-    ) -> list[tuple[Fact, Fact]]:
-        """Paths of two distinct facts from an entity: each hop in either direction.
-
-        ``(first, second)``: ``first`` touches one of ``entities``, ``second``
-        touches the far end of ``first`` (one of ``through``, when given) and
-        does not lead back to the entity. Newest first (by first.seq, then
-        second.seq); at most ``limit`` in all.
         """
 
     @abstractmethod

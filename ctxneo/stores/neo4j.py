@@ -54,7 +54,6 @@ from ctxneo.neo4j_uri import check_uri, redact
 from ctxneo.stores.base import (
     MAX_CANDIDATES,
     MAX_NEIGHBOURS,
-    MAX_PATHS,
     EntityHit,
     MemoryImage,
     Store,
@@ -812,25 +811,6 @@ class Neo4jStore(Store):
             else sorted({check_predicate(p) for p in predicates}),
         )
         return [_fact(r) for r in rows]
-
-    def two_hop(
-        self,
-        entities: Sequence[str],
-        *,
-        through: Sequence[str] | None = None,
-        as_of: int | None = None,
-        limit: int = MAX_PATHS,
-    ) -> list[tuple[Fact, Fact]]:
-        if not entities or (through is not None and not through):
-            return []
-        rows = self._read(
-            "two_hop",
-            names=list(dict.fromkeys(entities)),
-            through=None if through is None else sorted(set(through)),
-            as_of=as_of,
-            limit=limit,
-        )
-        return [(_fact(r, "1"), _fact(r, "2")) for r in rows]
 
     def facts_with_predicate(
         self, predicate: str, *, as_of: int | None = None, limit: int = MAX_NEIGHBOURS

@@ -61,7 +61,6 @@ from ctxneo.model import (
 from ctxneo.stores.base import (
     MAX_CANDIDATES,
     MAX_NEIGHBOURS,
-    MAX_PATHS,
     EntityHit,
     MemoryImage,
     Store,
@@ -736,30 +735,6 @@ class NetworkXStore(Store):
             for fact in self._adjacent(entity, as_of, history, limit, predicates):
                 found[fact.seq] = fact
         return sorted(found.values(), key=lambda f: -f.seq)
-
-    @_locked
-    def two_hop(
-        self,
-        entities: Sequence[str],
-        *,
-        through: Sequence[str] | None = None,
-        as_of: int | None = None,
-        limit: int = MAX_PATHS,
-    ) -> list[tuple[Fact, Fact]]:
-        self._sync()
-        allowed = None if through is None else set(through)
-        paths: dict[tuple[int, int], tuple[Fact, Fact]] = {}
-        for entity in entities:
-            for first in self._adjacent(entity, as_of, False, MAX_NEIGHBOURS):
-                middle = first.object if first.subject == entity else first.subject
-                if middle == entity or (allowed is not None and middle not in allowed):
-                    continue
-                for second in self._adjacent(middle, as_of, False, MAX_NEIGHBOURS):
-                    far = second.object if second.subject == middle else second.subject
-                    if second.seq != first.seq and far != entity:
-                        paths[(first.seq, second.seq)] = (first, second)
-        ordered = sorted(paths.items(), key=lambda kv: (-kv[0][0], -kv[0][1]))
-        return [path for _, path in itertools.islice(ordered, limit)]
 
     @_locked
     def facts_with_predicate(
