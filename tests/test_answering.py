@@ -216,3 +216,13 @@ def test_a_clause_before_the_question_is_not_the_question() -> None:
     assert q.wh is not None and q.wh.word == "what"
     assert q.shape is None
     assert read_question("Which team owns payments?").type_positions == frozenset({1})
+
+
+def test_a_two_hop_question_reads_the_past_as_of_a_point(memory: Memory) -> None:
+    memory.remember_many(
+        [("Checkout", "OWNED_BY", "Payments_Team"), ("Payments_Team", "LED_BY", "Alice")]
+    )
+    bob = memory.remember("Payments_Team", "LED_BY", "Bob")
+    question = "who leads the team that owns Checkout"
+    assert memory.ask(question).values == ("Bob",)
+    assert memory.ask(question, as_of=bob.seq - 1).values == ("Alice",)

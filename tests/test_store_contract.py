@@ -282,3 +282,28 @@ def test_facts_of_can_keep_to_some_predicates(store: Store) -> None:
     assert {f.object for f in both} == {"Lisbon", "Drama"}
     assert store.facts_of(["Ana"], predicates=[]) == []
     assert store.facts_of(["Ana"], predicates=["NO_SUCH"]) == []
+
+
+def test_facts_of_some_predicates_reads_the_past_too(store: Store) -> None:
+    store.remember_many([NewFact("Team_A", "LED_BY", "Alice"), NewFact("Team_A", "OWNS", "Svc")])
+    bob = store.remember(NewFact("Team_A", "LED_BY", "Bob"))
+    before = store.facts_of(["Team_A"], as_of=bob.seq - 1, predicates=["LED_BY"])
+    assert [f.object for f in before] == ["Alice"]
+    ever = store.facts_of(["Team_A"], history=True, predicates=["LED_BY"])
+    assert [f.object for f in ever] == ["Bob", "Alice"]
+
+
+def test_facts_of_a_hub_are_its_newest_first_up_to_the_limit(store: Store) -> None:
+    store.declare_multi_valued(["HAS_GENRE", "TAGGED"])
+    store.remember_many(
+        [NewFact(f"Film_{i}", "HAS_GENRE", "Drama") for i in range(12)]
+        + [NewFact("Drama", "TAGGED", f"tag{i}") for i in range(4)]
+    )
+    store.retract("Film_3", "HAS_GENRE")
+    again = store.remember(NewFact("Film_3", "HAS_GENRE", "Drama"))  # restated: newest now
+    newest = store.facts_of(["Drama"], limit=3)
+    assert [f.subject for f in newest] == ["Film_3", "Drama", "Drama"]
+    assert newest[0].seq == again.seq
+    assert [f.seq for f in newest] == sorted((f.seq for f in newest), reverse=True)
+    films = store.facts_of(["Drama"], limit=2, predicates=["HAS_GENRE"])
+    assert [f.subject for f in films] == ["Film_3", "Film_11"]

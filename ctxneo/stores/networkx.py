@@ -38,6 +38,7 @@ import functools
 import heapq
 import itertools
 import math
+import operator
 import os
 import threading
 import weakref
@@ -144,6 +145,15 @@ class FactGraph(nx.DiGraph):  # type: ignore[misc]
         if not edge:
             del self._succ[s][o]
             del self._pred[o][s]
+
+
+_SEQ = operator.attrgetter("seq")
+
+
+def _newest(facts: list[Fact], limit: int) -> list[Fact]:
+    """The newest ``limit`` of ``facts`` (distinct sequence numbers), newest first."""
+    facts.sort(key=_SEQ, reverse=True)
+    return facts[:limit] if len(facts) > limit else facts
 
 
 def _reopen(path: Path, fsync: str) -> NetworkXStore:
@@ -674,24 +684,50 @@ class NetworkXStore(Store):
         self._sync()
         return sorted(self.current_by_predicate.keys() | self._closed_by_predicate.keys())
 
-    def _touching(self, entity: str) -> Iterator[Fact]:
+    def _touching(self, entity: str) -> list[Fact]:
         succ = self.graph._succ.get(entity)
         if succ is None:
-            return
-        for facts in succ.values():
-            yield from facts.values()
-        for source, facts in self.graph._pred[entity].items():
-            if source != entity:  # a self-loop was seen from the subject's side
-                yield from facts.values()
+            return []
+        facts = [f for edge in succ.values() for f in edge.values()]
+        # A self-loop was seen from the subject's side.
+        facts += [
+            f for s, edge in self.graph._pred[entity].items() if s != entity for f in edge.values()
+        ]
+        return facts
 
-    def _touching_through(self, entity: str, predicates: Sequence[str]) -> Iterator[Fact]:
+    def _touching_through(
+        self, entity: str, predicates: Iterable[str], limit: int | None
+    ) -> list[Fact]:
+        """The current facts of ``predicates`` touching ``entity``: at most the newest
+        ``limit`` (``None``: all) of each index entry read, so a hub costs ``limit``. An
+        entry holds its facts oldest first: facts are only ever added, each with a new,
+        higher sequence number (a closed and restated value is a new key)."""
+        facts: list[Fact] = []
         for p in predicates:
             out = self.current.get((entity, p))
             if out:
-                yield from out.values()
+                facts += itertools.islice(reversed(out.values()), limit)
             pointing = self.current_pointing.get((entity, p))
             if pointing:
-                yield from (f for f in pointing.values() if f.subject != entity)
+                facts += itertools.islice(
+                    (f for f in reversed(pointing.values()) if f.subject != entity), limit
+                )
+        return facts
+
+    def _current_adjacent(
+        self, entity: str, limit: int, predicates: Sequence[str] | None
+    ) -> list[Fact]:
+        """The newest ``limit`` current facts touching ``entity``, newest first."""
+        if predicates is None:
+            succ = self.graph._succ.get(entity)
+            if succ is None:
+                return []
+            neighbours = len(succ) + len(self.graph._pred[entity])
+            if neighbours <= limit or neighbours <= len(self.current_by_predicate):
+                return _newest(self._touching(entity), limit)
+            # A hub: the newest few of each predicate's index entries, not all its facts.
+            predicates = list(self.current_by_predicate)
+        return _newest(self._touching_through(entity, predicates, limit), limit)
 
     def _adjacent(
         self,
@@ -701,21 +737,21 @@ class NetworkXStore(Store):
         limit: int,
         predicates: Sequence[str] | None = None,
     ) -> list[Fact]:
+        if not history and as_of is None:  # current facts only: the common read
+            return self._current_adjacent(entity, limit, predicates)
         touching = (
             self._touching(entity)
             if predicates is None
-            else self._touching_through(entity, predicates)
+            else self._touching_through(entity, predicates, None)
         )
-        live = (f for f in touching if history or as_of is None or f.seq <= as_of)
-        closed: Iterable[Fact] = (
-            self._held_at(self._closed_by_entity.get(entity, ()), as_of, history)
-            if history or as_of is not None
-            else ()
-        )
-        if predicates is not None and closed:
-            wanted = set(predicates)
-            closed = [f for f in closed if f.predicate in wanted]
-        return self._pick(live, closed, limit)
+        live = touching if history or as_of is None else [f for f in touching if f.seq <= as_of]
+        closed = self._held_at(self._closed_by_entity.get(entity, ()), as_of, history)
+        if predicates is None:
+            return self._pick(live, closed, limit)
+        # Closed facts are filed by entity, not predicate: read them to filter.
+        wanted = set(predicates)
+        live += [f for f in map(self._closed_fact, closed) if f.predicate in wanted]
+        return _newest(live, limit)
 
     @_locked
     def facts_of(
