@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -76,7 +76,12 @@ def cover(question: Question, surface: str) -> Cover:
     """
     stems, identifier = _surface_stems(surface)
     acronyms = _acronyms(surface)
-    if (
+    if not acronyms and not identifier:
+        # Prose: a part matches only a word of the same stem, and a mention needs a
+        # distinctive part, two parts side by side, or a name of one part (below).
+        if len(stems) > 1 and not _may_anchor(stems, question.at):
+            return _NOTHING  # most names: "the" of "The Con" met alone anchors nothing
+    elif (
         not acronyms
         and question.keys.isdisjoint(stems)
         and not (identifier and any(len(n) in (3, 4) and n.isalpha() for n in stems))
@@ -154,6 +159,18 @@ def cover(question: Question, surface: str) -> Cover:
         if i in matched:
             positions.update(dict.fromkeys(run, RELATED))
     return Cover(coverage, positions, exact, frozenset(stems[i] for i in matched))
+
+
+def _may_anchor(stems: tuple[str, ...], at: Mapping[str, object]) -> bool:
+    """Whether some distinctive stem of a name is a question word's, or two stems side by
+    side are: without either, :func:`cover` anchors no part of a prose name."""
+    before = False
+    for n in stems:
+        hit = n in at
+        if hit and (before or not (n in STOPWORDS or len(n) == 1)):
+            return True
+        before = hit
+    return False
 
 
 def _abbreviates(short: str, t: Token) -> bool:

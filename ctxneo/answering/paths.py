@@ -52,8 +52,12 @@ def entity_paths(
             if anchor in (fact.subject, fact.object) and fact.subject != fact.object:
                 paths += ctx.score(anchor, (fact,))
                 if fact.valid_at(as_of) and ctx.first_hop_explained(anchor, fact):
-                    far = fact.object if fact.subject == anchor else fact.subject
-                    frontier.append((anchor, (fact,), far))
+                    out = fact.subject == anchor
+                    far = fact.object if out else fact.subject
+                    direction = "out" if out else "in"
+                    frontier.append(
+                        (anchor, (fact,), far, (anchor, far), (direction,), (fact.predicate,))
+                    )
     for hop in range(2, MAX_HOPS + 1):
         top = best(paths)
         if not frontier or (top is not None and not ctx.could_improve(top)):
@@ -62,24 +66,26 @@ def entity_paths(
     return paths
 
 
-Walk = tuple[str, tuple[Fact, ...], str]  # anchor, facts walked, the entity reached
+#: A walk in progress: its anchor, facts walked, the entity reached, and (for scoring it
+#: without walking it again) the entities passed, the direction and predicate of each hop.
+Walk = tuple[str, tuple[Fact, ...], str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
 
 def _beam(ctx: Scoring, frontier: list[Walk]) -> list[Walk]:
     """The walks of the :data:`BEAM_SHAPES` best shapes: all values of a relation stay
     together, and the work of the next hop is bounded by what the question asks."""
     shapes: dict[tuple[object, ...], float] = {}
-    for anchor, walked, far in frontier:
+    keys = []
+    for anchor, walked, far, *_ in frontier:
         shape = (anchor, tuple((f.predicate, f.subject == far) for f in walked))
+        keys.append(shape)
         score = ctx.partial(anchor, walked, far)
         if score > shapes.get(shape, -1.0):
             shapes[shape] = score
     if len(shapes) <= BEAM_SHAPES:
         return frontier
     kept = set(sorted(shapes, key=lambda k: (-shapes[k], str(k)))[:BEAM_SHAPES])
-    return [
-        w for w in frontier if (w[0], tuple((f.predicate, f.subject == w[2]) for f in w[1])) in kept
-    ]
+    return [w for w, shape in zip(frontier, keys, strict=True) if shape in kept]
 
 
 def _walk_on(
@@ -97,7 +103,7 @@ def _walk_on(
     # relation is a sibling ("the same director as X"), walked only when the question
     # says so; otherwise a genre reached from a film would hand back all its films.
     by_relation: dict[str, set[str]] = {}
-    for _, walked, far in frontier:
+    for _, walked, far, *_ in frontier:
         by_relation.setdefault(walked[-1].predicate, set()).add(far)
     read: dict[int, Fact] = {}
     for came_by, middles in sorted(by_relation.items()):
@@ -108,7 +114,7 @@ def _walk_on(
     # At the second hop a few facts of any predicate are read too: the answer's kind
     # alone may justify that hop ("which *team* ..."), and a hub adds only those few.
     if len(frontier[0][1]) == 1 and _asks_a_kind(ctx):
-        middles_all = sorted({far for _, _, far in frontier})
+        middles_all = sorted({w[2] for w in frontier})
         found = store.facts_of(middles_all, as_of=as_of, limit=ANY_PREDICATE)
         read.update((f.seq, f) for f in found)
     onward: dict[str, list[Fact]] = {}
@@ -117,19 +123,29 @@ def _walk_on(
         if fact.object != fact.subject:
             onward.setdefault(fact.object, []).append(fact)
     following: list[Walk] = []
-    for anchor, walked, far in frontier:
+    spent = {anchor: set(link.positions) for anchor, link in ctx.anchors.items()}
+    for anchor, walked, far, ends, directions, predicates in frontier:
         seen = {f.seq for f in walked}
+        step = ctx.extending(anchor, walked, ends, directions, predicates)
         for nxt in onward.get(far, ()):
             if nxt.seq in seen:
                 continue
-            candidate = (*walked, nxt)
-            scored = ctx.score(anchor, candidate)
-            paths += scored
-            if not last:
-                end = nxt.object if nxt.subject == far else nxt.subject
-                spent = set(ctx.anchors[anchor].positions)
-                if scored or ctx.onward(spent, nxt, end):
-                    following.append((anchor, candidate, end))
+            out = nxt.subject == far
+            end = nxt.object if out else nxt.subject
+            path = step(nxt, out, end)
+            if path is not None:
+                paths.append(path)
+            if not last and (path is not None or ctx.onward(spent[anchor], nxt, end)):
+                following.append(
+                    (
+                        anchor,
+                        (*walked, nxt),
+                        end,
+                        (*ends, end),
+                        (*directions, "out" if out else "in"),
+                        (*predicates, nxt.predicate),
+                    )
+                )
     return following
 
 

@@ -14,7 +14,9 @@ decides how far to walk.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ctxneo.answering.entities import Link, cover
 from ctxneo.answering.question import Question
@@ -32,6 +34,18 @@ SIBLING_WEIGHT = 1.0
 PERSON_WEIGHT = 0.4
 #: On a walk of several hops, how well each hop's predicate must match a question word.
 HOP_NAMED = 0.6
+
+
+#: What a name is made of, whatever the question: read once per name, not once per walk.
+_identifier = lru_cache(maxsize=65_536)(is_identifier)
+_shaped = lru_cache(maxsize=65_536)(has_shape)
+_person_like = lru_cache(maxsize=65_536)(person_like)
+
+
+@lru_cache(maxsize=65_536)
+def _words(name: str) -> tuple[tuple[str, str], ...]:
+    """A name's (word, stem) pairs."""
+    return tuple(zip(split_words(name), name_stems(name), strict=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +98,30 @@ class _Claims:
     kind: dict[int, float]  # "which X" positions the last relation names
 
 
+@dataclass(frozen=True, slots=True)
+class _End:
+    """What an entity explains as a walk's answer, whatever the walk."""
+
+    typed: dict[int, float]  # the kind or shape asked for ("which *team*", "when")
+    person: dict[int, float]  # "who": a person's name (on one hop from a named entity)
+    coverage: float  # how much of its name the question covers...
+    strengths: dict[int, float]  # ...and where
+    echo: tuple[tuple[int, float], ...]  # an identifier's name words outside the "which X" noun
+    mismatch: bool  # not of the shape asked for ("when" and no date)
+
+
+@dataclass(frozen=True, slots=True)
+class _Base:
+    """What every walk of one shape explains when none of its entities names a word."""
+
+    claims: _Claims
+    total: float  # the sum of the explained strengths
+    keys: frozenset[int]
+    strengths: tuple[tuple[int, float], ...]
+    #: (inner hops justified, last hop justified), without and with the first hop justified
+    oks: tuple[tuple[bool, bool], tuple[bool, bool]]
+
+
 def is_sibling(first: Fact, second: Fact, d1: str, d2: str) -> bool:
     """Two hops through the same relation back out of the middle: X -P-> M <-P- Y."""
     return first.predicate == second.predicate and d1 != d2
@@ -113,6 +151,14 @@ class Scoring:
         self._names: dict[str, tuple[float, dict[int, float]]] = {}
         self._shapes: dict[tuple[object, ...], _Claims | None] = {}
         self._kinds: dict[str, dict[int, float]] = {}
+        self._kind_words: dict[int, dict[tuple[str, str], float]] = {}
+        # Per question, computed once however many walks pass through or end at an entity:
+        # the positions a middle's name explains, what an answer end explains, and what
+        # every walk of one shape explains when its entities add nothing.
+        self._middles: dict[str, dict[int, float]] = {}
+        self._ends: dict[str, _End] = {}
+        self._bases: dict[tuple[object, ...], _Base | None] = {}
+        self._starts: dict[str | None, tuple[tuple[tuple[int, float], ...], frozenset[int]]] = {}
         # Where the question asks for a value's shape ("when", "what date"), the
         # question word and its noun are explained by a value of that shape.
         self._shape_positions = {p: TYPE_WEIGHT for p in q.type_positions}
@@ -142,16 +188,21 @@ class Scoring:
         }
         missing = q.type_positions - found.keys()
         if missing:
-            pairs = list(zip(split_words(answer), name_stems(answer), strict=True))
+            pairs = _words(answer)
             for p in missing:
-                asked = q.words[p]
-                best = max(
-                    (self.relations.word(asked.word, asked.stem, w, s) for w, s in pairs),
-                    default=0.0,
-                )
+                # (each question's "which X" word against each name word, once per question)
+                known = self._kind_words.setdefault(p, {})
+                strengths = []
+                for pair in pairs:
+                    st = known.get(pair)
+                    if st is None:
+                        asked = q.words[p]
+                        st = known[pair] = self.relations.word(asked.word, asked.stem, *pair)
+                    strengths.append(st)
+                best = max(strengths, default=0.0)
                 if best:
                     found[p] = best * TYPE_WEIGHT
-        if q.shape is not None and has_shape(answer, q.shape):
+        if q.shape is not None and _shaped(answer, q.shape):
             for p, w in self._shape_positions.items():
                 found[p] = max(found.get(p, 0.0), w)
         return found
@@ -159,9 +210,50 @@ class Scoring:
     def _person(self, answer: str) -> dict[int, float]:
         """ "who ...": a person's name is the kind of answer asked for (weakly: names abound)."""
         q = self.q
-        if q.asks_person and q.wh is not None and q.shape is None and person_like(answer):
+        if q.asks_person and q.wh is not None and q.shape is None and _person_like(answer):
             return {q.wh.pos: PERSON_WEIGHT}
         return {}
+
+    def _middle(self, name: str) -> dict[int, float]:
+        """Positions the name of an entity in the middle of a walk explains (never the
+        "which X" noun: that names the answer's kind, not a middle's)."""
+        found = self._middles.get(name)
+        if found is None:
+            type_positions = self.q.type_positions
+            found = self._middles[name] = {
+                p: s for p, s in self._name(name)[1].items() if p not in type_positions
+            }
+        return found
+
+    def _end(self, answer: str) -> _End:
+        """What an answer end explains, whatever the walk that reaches it."""
+        found = self._ends.get(answer)
+        if found is None:
+            coverage, strengths = self._name(answer)
+            type_positions = self.q.type_positions
+            echo = (
+                tuple((p, s) for p, s in strengths.items() if p not in type_positions)
+                if _identifier(answer)
+                else ()
+            )
+            shape = self.q.shape
+            found = self._ends[answer] = _End(
+                self._typed(answer),
+                self._person(answer),
+                coverage,
+                strengths,
+                echo,
+                shape is not None and not _shaped(answer, shape),
+            )
+        return found
+
+    def _start(self, anchor: str | None) -> tuple[tuple[tuple[int, float], ...], frozenset[int]]:
+        """An anchor's name positions, sorted, and as a set: what its walks start with."""
+        found = self._starts.get(anchor)
+        if found is None:
+            positions = self.anchors[anchor].positions if anchor is not None else {}
+            found = self._starts[anchor] = (tuple(sorted(positions.items())), frozenset(positions))
+        return found
 
     def explained_strength(self, path: Path) -> dict[int, float]:
         """How well the path explains each question position it explains."""
@@ -225,9 +317,86 @@ class Scoring:
                 return []
         if len(set(ends)) != len(ends):
             return []
-        start = dict(self.anchors[anchor].positions)
         from_value = anchor in self.values and directions[0] == "in"
-        return self._finish(anchor, facts, tuple(ends), tuple(directions), start, from_value)
+        return self._finish(anchor, facts, tuple(ends), tuple(directions), from_value)
+
+    def extending(
+        self,
+        anchor: str,
+        walked: tuple[Fact, ...],
+        ends: tuple[str, ...],
+        directions: tuple[str, ...],
+        predicates: tuple[str, ...],
+    ) -> Callable[[Fact, bool, str], Path | None]:
+        """A scorer of the walks one hop longer than ``walked`` (from ``anchor`` through
+        ``ends``): ``step(fact, out, end)`` is :meth:`score` of ``walked + (fact,)``, whose
+        last hop goes ``out`` (or in) to ``end``, or None where :meth:`score` finds nothing.
+
+        Everything a hop's walks share is read once: the anchor's words, the names of
+        the entities passed, each (predicate, direction) shape's claims. A walk scores
+        as its shape does unless one of its entities names a word (see :meth:`_finish`).
+        """
+        lenient = self.lenient
+        mentioned = self.mentioned
+        start, anchor_positions = self._start(anchor)
+        hops = len(walked) + 1
+        distinct = len(set(ends)) == len(ends)
+        middles_named = any(self._middle(e) for e in ends[1:])
+        from_value = anchor in self.values and directions[0] == "in"
+        backward_in = self.q.history is not None
+        shapes: dict[tuple[str, bool], _Base | None] = {}
+        spent = HOP_COST * (hops - 1)
+
+        def step(fact: Fact, out: bool, end: str) -> Path | None:
+            if not distinct or end in ends or (not lenient and end in mentioned):
+                return None
+            try:
+                base = shapes[(fact.predicate, out)]
+            except KeyError:
+                by = (*predicates, fact.predicate)
+                to = (*directions, "out" if out else "in")
+                key = (start, by, to)
+                if key not in self._bases:
+                    self._bases[key] = self._base(by, to, start, anchor_positions)
+                base = shapes[(fact.predicate, out)] = self._bases[key]
+            if base is None:
+                return None
+            facts = (*walked, fact)
+            if middles_named:
+                to = (*directions, "out" if out else "in")
+                found = self._finish_named(anchor, facts, (*ends, end), to, from_value, base)
+                return found[0] if found else None
+            inner_ok, last_ok = base.oks[from_value]
+            if not inner_ok:
+                return None
+            e = self._end(end)
+            if e.typed or (lenient and e.strengths):
+                to = (*directions, "out" if out else "in")
+                found = self._finish_named(anchor, facts, (*ends, end), to, from_value, base)
+                return found[0] if found else None
+            if not last_ok:
+                return None
+            claims = base.claims
+            score = base.total - spent
+            if not lenient:
+                score -= ECHO_PENALTY * sum(s for p, s in e.echo if p not in anchor_positions)
+            if e.mismatch:
+                score -= SHAPE_MISMATCH
+            return Path(
+                anchor,
+                facts,
+                (*ends, end),
+                (*directions, "out" if out else "in"),
+                round(score, 6),
+                base.keys,
+                backward_in and not out,
+                claims.relation,
+                claims.sibling,
+                base.strengths,
+                claims.named[-1] and claims.relation[-1] > 0,
+            )
+
+        return step
 
     def score_described(self, fact: Fact, onward: dict[str, list[Fact]]) -> list[Path]:
         """Paths that start at a fact the question describes by its predicate.
@@ -244,9 +413,9 @@ class Scoring:
         )
         out: list[Path] = []
         if asks_value:
-            out += self._finish(None, (fact,), (fact.subject, fact.object), ("out",), {}, True)
+            out += self._finish(None, (fact,), (fact.subject, fact.object), ("out",), True)
         else:
-            out += self._finish(None, (fact,), (fact.object, fact.subject), ("in",), {}, True)
+            out += self._finish(None, (fact,), (fact.object, fact.subject), ("in",), True)
         for pivot, other, direction in (
             (fact.subject, fact.object, "in"),
             (fact.object, fact.subject, "out"),
@@ -258,9 +427,7 @@ class Scoring:
                 if far in (pivot, other):
                     continue
                 d2 = "out" if nxt.subject == pivot else "in"
-                out += self._finish(
-                    None, (fact, nxt), (other, pivot, far), (direction, d2), {}, True
-                )
+                out += self._finish(None, (fact, nxt), (other, pivot, far), (direction, d2), True)
         return out
 
     def _claims(
@@ -347,29 +514,112 @@ class Scoring:
         self._shapes[key] = result
         return result
 
+    def _base(
+        self,
+        predicates: tuple[str, ...],
+        directions: tuple[str, ...],
+        start: tuple[tuple[int, float], ...],
+        anchor_positions: frozenset[int],
+    ) -> _Base | None:
+        """What every walk of one shape explains when none of its entities adds a word."""
+        claims = self._claims(predicates, directions, start, len(predicates))
+        if claims is None:
+            return None
+        explained = dict(claims.explained)
+        kind_named = False
+        for pos, s in claims.kind.items():  # as _finish adds them, at weight 1
+            if pos not in anchor_positions and s > explained.get(pos, 0.0):
+                kind_named = True
+                explained[pos] = s
+        oks: list[tuple[bool, bool]] = []
+        for first_ok in (False, True):
+            hop_ok = list(claims.named)
+            hop_ok[0] = hop_ok[0] or first_ok
+            oks.append((all(hop_ok[:-1]), kind_named or hop_ok[-1]))
+        return _Base(
+            claims,
+            sum(explained.values()),
+            frozenset(explained),
+            tuple(sorted(explained.items())),
+            (oks[0], oks[1]),
+        )
+
     def _finish(
         self,
         anchor: str | None,
         facts: tuple[Fact, ...],
         ends: tuple[str, ...],
         directions: tuple[str, ...],
-        explained: dict[int, float],
         first_ok: bool,
+        predicates: tuple[str, ...] | None = None,
     ) -> list[Path]:
         answer = ends[-1]
-        if answer in self.mentioned and not self.lenient:
+        lenient = self.lenient
+        if not lenient and answer in self.mentioned:
             return []
-        q = self.q
         # The words naming the anchor are spent: nothing else explains them again.
-        anchor_positions = set(explained)
-        claims = self._claims(
-            tuple(f.predicate for f in facts),
-            directions,
-            tuple(sorted(explained.items())),
-            len(facts),
-        )
-        if claims is None:
+        start, anchor_positions = self._start(anchor)
+        if predicates is None:
+            predicates = tuple(f.predicate for f in facts)
+        key = (start, predicates, directions)
+        try:
+            base = self._bases[key]
+        except KeyError:
+            base = self._bases[key] = self._base(predicates, directions, start, anchor_positions)
+        if base is None:
             return []
+        hops = len(facts)
+        if hops > 1 and any(self._middle(ends[i]) for i in range(1, hops)):
+            return self._finish_named(anchor, facts, ends, directions, first_ok, base)
+        # Most walks: no entity on the walk names a word, so the walk explains what its
+        # shape does (the same sums as in _finish_named, in the same order).
+        inner_ok, last_ok = base.oks[first_ok]
+        if not inner_ok:
+            return []  # checked first: most candidates fail here, before the answer is read
+        end = self._end(answer)
+        if (
+            end.typed
+            or (lenient and end.strengths)
+            or (hops == 1 and anchor is not None and end.person)
+        ):
+            return self._finish_named(anchor, facts, ends, directions, first_ok, base)
+        if not last_ok:
+            return []
+        claims = base.claims
+        score = base.total - HOP_COST * (hops - 1)
+        if not lenient:
+            score -= ECHO_PENALTY * sum(s for p, s in end.echo if p not in anchor_positions)
+        if end.mismatch:
+            score -= SHAPE_MISMATCH
+        backward = self.q.history is not None and directions[-1] == "in"
+        return [
+            Path(
+                anchor,
+                facts,
+                ends,
+                directions,
+                round(score, 6),
+                base.keys,
+                backward,
+                claims.relation,
+                claims.sibling,
+                base.strengths,
+                claims.named[-1] and claims.relation[-1] > 0,
+            )
+        ]
+
+    def _finish_named(
+        self,
+        anchor: str | None,
+        facts: tuple[Fact, ...],
+        ends: tuple[str, ...],
+        directions: tuple[str, ...],
+        first_ok: bool,
+        base: _Base,
+    ) -> list[Path]:
+        """:meth:`_finish` for a walk some of whose entities explain words of the question."""
+        claims = base.claims
+        anchor_positions = self._start(anchor)[1]
         explained = dict(claims.explained)
 
         def add(found: dict[int, float], weight: float = 1.0) -> bool:
@@ -383,43 +633,35 @@ class Scoring:
         relation, sibling = claims.relation, claims.sibling
         hop_ok = list(claims.named)
         for i in range(len(facts) - 1):  # the entity in the middle of a join: "the *clause* whose"
-            # (never the "which X" noun: that names the answer's kind, not a middle's)
-            middle = {
-                p: s for p, s in self._name(ends[i + 1])[1].items() if p not in q.type_positions
-            }
-            hop_ok[i] = add(middle, MIDDLE_WEIGHT) or hop_ok[i]
+            hop_ok[i] = add(self._middle(ends[i + 1]), MIDDLE_WEIGHT) or hop_ok[i]
         hop_ok[0] = hop_ok[0] or first_ok
         if not all(hop_ok[:-1]):
-            return []  # checked first: most candidates fail here, before any name is read
-        hop_ok[-1] = add(self._typed(answer)) or hop_ok[-1]
+            return []
+        end = self._end(ends[-1])
+        hop_ok[-1] = add(end.typed) or hop_ok[-1]
         hop_ok[-1] = add(claims.kind) or hop_ok[-1]
         # The kind of answer alone justifies only one hop from a named entity: among its
         # facts, the one whose value is a person answers "who" ("who has 10X2 now?").
         if len(facts) == 1 and anchor is not None:
-            hop_ok[-1] = add(self._person(answer)) or hop_ok[-1]
+            hop_ok[-1] = add(end.person) or hop_ok[-1]
         echo = 0.0
         # The last relation is named by the question, or its value is: a history question
         # asks about the slot it names ("what did X start with", "before it moved to Y").
         slot_named = claims.named[-1] and claims.relation[-1] > 0
         if self.lenient:
             # Asking who stated a value, or what came before it, names the value.
-            coverage, strengths = self._name(answer)
-            value_named = add(strengths, coverage)
+            value_named = add(end.strengths, end.coverage)
             hop_ok[-1] = value_named or hop_ok[-1]
             slot_named = slot_named or value_named
         if not hop_ok[-1]:
             return []
-        if not self.lenient and is_identifier(answer):
+        if not self.lenient:
             # An entity partly named outside the "which X" noun is what the question
             # talks about, not what it asks for ("who's redlining *the clause*").
-            echo = sum(
-                s
-                for p, s in self._name(answer)[1].items()
-                if p not in self.q.type_positions and p not in anchor_positions
-            )
+            echo = sum(s for p, s in end.echo if p not in anchor_positions)
         score = sum(explained.values()) - HOP_COST * (len(facts) - 1)
         score -= ECHO_PENALTY * echo
-        if self.q.shape is not None and not has_shape(answer, self.q.shape):
+        if end.mismatch:
             score -= SHAPE_MISMATCH
         backward = self.q.history is not None and directions[-1] == "in"
         score = round(score, 6)  # equal explanations must tie exactly, whatever the float order
