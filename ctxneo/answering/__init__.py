@@ -115,10 +115,18 @@ class Answerer:
         if k <= 1 or e.finding.path is None:
             return out[:k]
         seen = {tuple(e.finding.values)}
+        # A walk of a shape and score read already reads the same (the group of a current
+        # walk is its whole shape and score): skip it rather than regroup every value.
+        grouped: set[tuple[object, ...]] = set()
         for p in sorted(e.paths, key=Path.order):
             if len(out) >= k:
                 break
+            key = (p.shape, p.score)
+            if key in grouped:
+                continue
             rival = decide.from_paths(e.q, p, e.paths, False, None)
+            if all(f.valid_at(None) for f in p.facts):
+                grouped.add(key)
             if tuple(rival.values) in seen:
                 continue
             seen.add(tuple(rival.values))
