@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ctxneo.answering import decide, judge, paths
+from ctxneo.answering.candidates import Candidates
 from ctxneo.answering.entities import Link, cover, link_entities
 from ctxneo.answering.question import FILLER, STATED, Question, lookup_keys, read_question
 from ctxneo.answering.relations import Lexicon, Relations
@@ -266,13 +267,13 @@ class Answerer:
 
     def _best(
         self, ctx: Scoring, anchors: Sequence[Link], as_of: int | None, lenient: bool
-    ) -> tuple[Path | None, list[Path]]:
+    ) -> tuple[Path | None, Candidates]:
         ctx.lenient = lenient
         found = paths.entity_paths(self.store, ctx, anchors, as_of)
-        top = paths.best(found)
+        top = found.best()
         if paths.needs_description(ctx, top):
-            found += paths.described_paths(self.store, ctx, as_of)
-            top = paths.best(found)
+            paths.described_paths(self.store, ctx, as_of, found)
+            top = found.best()
         return top, found
 
 

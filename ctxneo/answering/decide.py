@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ctxneo.answering.candidates import Candidates
 from ctxneo.answering.entities import RELATED, Link
 from ctxneo.answering.question import STATED, Question
 from ctxneo.answering.scoring import Path, Scoring
@@ -80,6 +81,8 @@ def asks_who_said(ctx: Scoring, top: Path) -> bool:
 
 def group(paths: Iterable[Path], top: Path, as_of: int | None) -> list[Path]:
     """Every path of the best one's shape and score: all values of the winning relation."""
+    if isinstance(paths, Candidates):
+        return paths.group(top, as_of)
     return sorted(
         (
             p

@@ -161,6 +161,16 @@ def cover(question: Question, surface: str) -> Cover:
     return Cover(coverage, positions, exact, frozenset(stems[i] for i in matched))
 
 
+def may_cover(question: Question, surface: str, positions: frozenset[int]) -> bool:
+    """Whether :func:`cover` can place a part of ``surface`` at one of ``positions``: the
+    parts of a prose name (no acronym, not an identifier) only go where their stems are."""
+    stems, identifier = _surface_stems(surface)
+    if identifier or _acronyms(surface):
+        return True
+    at = question.at
+    return any(p in positions for n in stems for p in at.get(n, ()))
+
+
 def _may_anchor(stems: tuple[str, ...], at: Mapping[str, object]) -> bool:
     """Whether some distinctive stem of a name is a question word's, or two stems side by
     side are: without either, :func:`cover` anchors no part of a prose name."""

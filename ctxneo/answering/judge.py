@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from ctxneo.answering.candidates import Candidates
 from ctxneo.answering.decide import Finding
 from ctxneo.answering.entities import Link
 from ctxneo.answering.question import FILLER, STATED, Question
@@ -120,10 +121,17 @@ def features(e: Evidence) -> dict[str, float]:
         (lk.coverage for lk in e.links if lk.entity not in on_path), default=0.0
     )
     answers = set(e.finding.values)
-    rivals = [p.score for p in e.paths if p.answer not in answers and p.answer != top.answer]
-    f["margin"] = min(MARGIN_CAP, top.score - max(rivals)) if rivals else MARGIN_CAP
+    rival = _best_rival(e.paths, answers | {top.answer})
+    f["margin"] = min(MARGIN_CAP, top.score - rival) if rival is not None else MARGIN_CAP
     f["kind"] = 1.0 if provenance else _kind(e.q, top)
     return f
+
+
+def _best_rival(paths: Sequence[Path], answers: set[str]) -> float | None:
+    """The best score of a walk to an answer not among ``answers``."""
+    if isinstance(paths, Candidates):
+        return paths.best_other(answers)
+    return max((p.score for p in paths if p.answer not in answers), default=None)
 
 
 def _looks_like_a_name(t: Token) -> bool:

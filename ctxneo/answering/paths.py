@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ctxneo.answering.candidates import Candidates
 from ctxneo.answering.entities import Link
 from ctxneo.answering.scoring import HOP_NAMED, Path, Scoring
 from ctxneo.model import Fact
@@ -29,17 +30,20 @@ MAX_HOPS = 3
 
 
 def best(paths: Sequence[Path]) -> Path | None:
+    """The walk of the least :meth:`Path.order`, the first of equals."""
+    if isinstance(paths, Candidates):
+        return paths.best()
     return min(paths, key=Path.order) if paths else None
 
 
 def entity_paths(
     store: Store, ctx: Scoring, anchors: Sequence[Link], as_of: int | None
-) -> list[Path]:
+) -> Candidates:
     """Paths from the linked entities, one hop, then two and three while they can explain more."""
+    paths = Candidates()
     if not anchors:
-        return []
+        return paths
     names = [lk.entity for lk in anchors]
-    paths: list[Path] = []
     adjacent = store.facts_of(names, as_of=as_of, history=ctx.lenient)
     if as_of is not None:  # closed facts count when lenient, but none from after as_of
         adjacent = [f for f in adjacent if f.seq <= as_of]
@@ -50,7 +54,7 @@ def entity_paths(
     for fact in adjacent:
         for anchor in names:
             if anchor in (fact.subject, fact.object) and fact.subject != fact.object:
-                paths += ctx.score(anchor, (fact,))
+                ctx.score(anchor, (fact,), paths)
                 if fact.valid_at(as_of) and ctx.first_hop_explained(anchor, fact):
                     out = fact.subject == anchor
                     far = fact.object if out else fact.subject
@@ -93,7 +97,7 @@ def _walk_on(
     ctx: Scoring,
     frontier: list[Walk],
     as_of: int | None,
-    paths: list[Path],
+    paths: Candidates,
     *,
     last: bool,
 ) -> list[Walk]:
@@ -126,16 +130,14 @@ def _walk_on(
     spent = {anchor: set(link.positions) for anchor, link in ctx.anchors.items()}
     for anchor, walked, far, ends, directions, predicates in frontier:
         seen = {f.seq for f in walked}
-        step = ctx.extending(anchor, walked, ends, directions, predicates)
+        step = ctx.extending(anchor, walked, ends, directions, predicates, paths)
         for nxt in onward.get(far, ()):
             if nxt.seq in seen:
                 continue
             out = nxt.subject == far
             end = nxt.object if out else nxt.subject
-            path = step(nxt, out, end)
-            if path is not None:
-                paths.append(path)
-            if not last and (path is not None or ctx.onward(spent[anchor], nxt, end)):
+            scored = step(nxt, out, end)
+            if not last and (scored or ctx.onward(spent[anchor], nxt, end)):
                 following.append(
                     (
                         anchor,
@@ -165,10 +167,9 @@ def needs_description(ctx: Scoring, top: Path | None) -> bool:
     return bool(wanted) and not wanted <= top.explained
 
 
-def described_paths(store: Store, ctx: Scoring, as_of: int | None) -> list[Path]:
-    """Paths anchored on facts of the predicates the question names best."""
+def described_paths(store: Store, ctx: Scoring, as_of: int | None, paths: Candidates) -> None:
+    """Paths anchored on facts of the predicates the question names best, into ``paths``."""
     ranked = sorted(ctx.predicates.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
-    paths: list[Path] = []
     for predicate, _ in ranked[:2]:
         described = store.facts_with_predicate(predicate, as_of=as_of, limit=DESCRIBED_FACTS)
         pivots = sorted({f.subject for f in described} | {f.object for f in described})
@@ -191,5 +192,4 @@ def described_paths(store: Store, ctx: Scoring, as_of: int | None) -> list[Path]
             onward.setdefault(fact.subject, []).append(fact)
             onward.setdefault(fact.object, []).append(fact)
         for fact in described:
-            paths += ctx.score_described(fact, onward)
-    return paths
+            ctx.score_described(fact, onward, paths)

@@ -17,13 +17,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from ctxneo.answering.entities import Link, cover
+from ctxneo.answering.entities import Link, cover, may_cover
 from ctxneo.answering.question import Question
 from ctxneo.answering.relations import Relations
 from ctxneo.answering.values import has_shape, person_like
 from ctxneo.model import Fact
 from ctxneo.text import is_identifier, name_stems, split_words
+
+if TYPE_CHECKING:
+    from ctxneo.answering.candidates import Candidates, _Rows
 
 HOP_COST = 0.5
 MIDDLE_WEIGHT = 0.9
@@ -103,9 +107,6 @@ class _End:
     """What an entity explains as a walk's answer, whatever the walk."""
 
     typed: dict[int, float]  # the kind or shape asked for ("which *team*", "when")
-    person: dict[int, float]  # "who": a person's name (on one hop from a named entity)
-    coverage: float  # how much of its name the question covers...
-    strengths: dict[int, float]  # ...and where
     echo: tuple[tuple[int, float], ...]  # an identifier's name words outside the "which X" noun
     mismatch: bool  # not of the shape asked for ("when" and no date)
 
@@ -183,9 +184,13 @@ class Scoring:
 
     def _typed_uncached(self, answer: str) -> dict[int, float]:
         q = self.q
-        found = {
-            p: st * TYPE_WEIGHT for p, st in self._name(answer)[1].items() if p in q.type_positions
-        }
+        # (the name is read only when a part of it can be at a "which X" word)
+        named = (
+            self._name(answer)[1]
+            if q.type_positions and may_cover(q, answer, q.type_positions)
+            else {}
+        )
+        found = {p: st * TYPE_WEIGHT for p, st in named.items() if p in q.type_positions}
         missing = q.type_positions - found.keys()
         if missing:
             pairs = _words(answer)
@@ -226,24 +231,19 @@ class Scoring:
         return found
 
     def _end(self, answer: str) -> _End:
-        """What an answer end explains, whatever the walk that reaches it."""
+        """What an answer end explains, whatever the walk that reaches it (but a person,
+        asked of one hop only, and the answer's own name, asked by lenient readings)."""
         found = self._ends.get(answer)
         if found is None:
-            coverage, strengths = self._name(answer)
             type_positions = self.q.type_positions
             echo = (
-                tuple((p, s) for p, s in strengths.items() if p not in type_positions)
+                tuple((p, s) for p, s in self._name(answer)[1].items() if p not in type_positions)
                 if _identifier(answer)
                 else ()
             )
             shape = self.q.shape
             found = self._ends[answer] = _End(
-                self._typed(answer),
-                self._person(answer),
-                coverage,
-                strengths,
-                echo,
-                shape is not None and not _shaped(answer, shape),
+                self._typed(answer), echo, shape is not None and not _shaped(answer, shape)
             )
         return found
 
@@ -302,7 +302,8 @@ class Scoring:
             or bool(self.q.sibling and self.predicates.get(fact.predicate))
         )
 
-    def score(self, anchor: str, facts: tuple[Fact, ...]) -> list[Path]:
+    def score(self, anchor: str, facts: tuple[Fact, ...], found: Candidates) -> bool:
+        """Score the walk of ``facts`` from ``anchor`` into ``found``; whether it scored."""
         ends = [anchor]
         directions = []
         for fact in facts:
@@ -314,11 +315,11 @@ class Scoring:
                 ends.append(fact.subject)
                 directions.append("in")
             else:
-                return []
+                return False
         if len(set(ends)) != len(ends):
-            return []
+            return False
         from_value = anchor in self.values and directions[0] == "in"
-        return self._finish(anchor, facts, tuple(ends), tuple(directions), from_value)
+        return self._finish(anchor, facts, tuple(ends), tuple(directions), from_value, found)
 
     def extending(
         self,
@@ -327,10 +328,11 @@ class Scoring:
         ends: tuple[str, ...],
         directions: tuple[str, ...],
         predicates: tuple[str, ...],
-    ) -> Callable[[Fact, bool, str], Path | None]:
+        found: Candidates,
+    ) -> Callable[[Fact, bool, str], bool]:
         """A scorer of the walks one hop longer than ``walked`` (from ``anchor`` through
         ``ends``): ``step(fact, out, end)`` is :meth:`score` of ``walked + (fact,)``, whose
-        last hop goes ``out`` (or in) to ``end``, or None where :meth:`score` finds nothing.
+        last hop goes ``out`` (or in) to ``end``, into ``found``.
 
         Everything a hop's walks share is read once: the anchor's words, the names of
         the entities passed, each (predicate, direction) shape's claims. A walk scores
@@ -344,61 +346,60 @@ class Scoring:
         middles_named = any(self._middle(e) for e in ends[1:])
         from_value = anchor in self.values and directions[0] == "in"
         backward_in = self.q.history is not None
-        shapes: dict[tuple[str, bool], _Base | None] = {}
+        # (predicate, out) -> the shape's base, shape, and its classes of walks by score
+        shapes: dict[
+            tuple[str, bool],
+            tuple[_Base | None, tuple[str, tuple[str, ...], tuple[str, ...]], dict[float, _Rows]],
+        ] = {}
         spent = HOP_COST * (hops - 1)
 
-        def step(fact: Fact, out: bool, end: str) -> Path | None:
+        def step(fact: Fact, out: bool, end: str) -> bool:
             if not distinct or end in ends or (not lenient and end in mentioned):
-                return None
+                return False
             try:
-                base = shapes[(fact.predicate, out)]
+                base, shape, classes = shapes[(fact.predicate, out)]
             except KeyError:
                 by = (*predicates, fact.predicate)
                 to = (*directions, "out" if out else "in")
                 key = (start, by, to)
                 if key not in self._bases:
                     self._bases[key] = self._base(by, to, start, anchor_positions)
-                base = shapes[(fact.predicate, out)] = self._bases[key]
+                base, shape, classes = shapes[(fact.predicate, out)] = (
+                    self._bases[key],
+                    (anchor, by, to),
+                    {},
+                )
             if base is None:
-                return None
-            facts = (*walked, fact)
+                return False
             if middles_named:
-                to = (*directions, "out" if out else "in")
-                found = self._finish_named(anchor, facts, (*ends, end), to, from_value, base)
-                return found[0] if found else None
+                return self._finish_named(
+                    anchor, (*walked, fact), (*ends, end), shape[2], from_value, base, found
+                )
             inner_ok, last_ok = base.oks[from_value]
             if not inner_ok:
-                return None
+                return False
             e = self._end(end)
-            if e.typed or (lenient and e.strengths):
-                to = (*directions, "out" if out else "in")
-                found = self._finish_named(anchor, facts, (*ends, end), to, from_value, base)
-                return found[0] if found else None
+            if e.typed or (lenient and self._name(end)[1]):
+                return self._finish_named(
+                    anchor, (*walked, fact), (*ends, end), shape[2], from_value, base, found
+                )
             if not last_ok:
-                return None
-            claims = base.claims
+                return False
             score = base.total - spent
             if not lenient:
                 score -= ECHO_PENALTY * sum(s for p, s in e.echo if p not in anchor_positions)
             if e.mismatch:
                 score -= SHAPE_MISMATCH
-            return Path(
-                anchor,
-                facts,
-                (*ends, end),
-                (*directions, "out" if out else "in"),
-                round(score, 6),
-                base.keys,
-                backward_in and not out,
-                claims.relation,
-                claims.sibling,
-                base.strengths,
-                claims.named[-1] and claims.relation[-1] > 0,
-            )
+            score = round(score, 6)
+            rows = classes.get(score)
+            if rows is None:
+                rows = classes[score] = found.rows(shape, score, base, backward_in and not out)
+            found.add_row(rows, walked, ends, fact, end)
+            return True
 
         return step
 
-    def score_described(self, fact: Fact, onward: dict[str, list[Fact]]) -> list[Path]:
+    def score_described(self, fact: Fact, onward: dict[str, list[Fact]], found: Candidates) -> None:
         """Paths that start at a fact the question describes by its predicate.
 
         One hop answers with an end of the fact itself: the object when the
@@ -411,11 +412,10 @@ class Scoring:
         asks_value = bool(self.q.type_positions & set(self.predicates.get(fact.predicate, {}))) or (
             self.q.shape is not None and has_shape(fact.object, self.q.shape)
         )
-        out: list[Path] = []
         if asks_value:
-            out += self._finish(None, (fact,), (fact.subject, fact.object), ("out",), True)
+            self._finish(None, (fact,), (fact.subject, fact.object), ("out",), True, found)
         else:
-            out += self._finish(None, (fact,), (fact.object, fact.subject), ("in",), True)
+            self._finish(None, (fact,), (fact.object, fact.subject), ("in",), True, found)
         for pivot, other, direction in (
             (fact.subject, fact.object, "in"),
             (fact.object, fact.subject, "out"),
@@ -427,8 +427,7 @@ class Scoring:
                 if far in (pivot, other):
                     continue
                 d2 = "out" if nxt.subject == pivot else "in"
-                out += self._finish(None, (fact, nxt), (other, pivot, far), (direction, d2), True)
-        return out
+                self._finish(None, (fact, nxt), (other, pivot, far), (direction, d2), True, found)
 
     def _claims(
         self,
@@ -551,62 +550,49 @@ class Scoring:
         ends: tuple[str, ...],
         directions: tuple[str, ...],
         first_ok: bool,
-        predicates: tuple[str, ...] | None = None,
-    ) -> list[Path]:
+        found: Candidates,
+    ) -> bool:
+        """Score a walk into ``found``; whether it scored."""
         answer = ends[-1]
         lenient = self.lenient
         if not lenient and answer in self.mentioned:
-            return []
+            return False
         # The words naming the anchor are spent: nothing else explains them again.
         start, anchor_positions = self._start(anchor)
-        if predicates is None:
-            predicates = tuple(f.predicate for f in facts)
+        predicates = tuple(f.predicate for f in facts)
         key = (start, predicates, directions)
         try:
             base = self._bases[key]
         except KeyError:
             base = self._bases[key] = self._base(predicates, directions, start, anchor_positions)
         if base is None:
-            return []
+            return False
         hops = len(facts)
         if hops > 1 and any(self._middle(ends[i]) for i in range(1, hops)):
-            return self._finish_named(anchor, facts, ends, directions, first_ok, base)
+            return self._finish_named(anchor, facts, ends, directions, first_ok, base, found)
         # Most walks: no entity on the walk names a word, so the walk explains what its
         # shape does (the same sums as in _finish_named, in the same order).
         inner_ok, last_ok = base.oks[first_ok]
         if not inner_ok:
-            return []  # checked first: most candidates fail here, before the answer is read
+            return False  # checked first: most candidates fail here, before the answer is read
         end = self._end(answer)
         if (
             end.typed
-            or (lenient and end.strengths)
-            or (hops == 1 and anchor is not None and end.person)
+            or (lenient and self._name(answer)[1])
+            or (hops == 1 and anchor is not None and self._person(answer))
         ):
-            return self._finish_named(anchor, facts, ends, directions, first_ok, base)
+            return self._finish_named(anchor, facts, ends, directions, first_ok, base, found)
         if not last_ok:
-            return []
-        claims = base.claims
+            return False
         score = base.total - HOP_COST * (hops - 1)
         if not lenient:
             score -= ECHO_PENALTY * sum(s for p, s in end.echo if p not in anchor_positions)
         if end.mismatch:
             score -= SHAPE_MISMATCH
         backward = self.q.history is not None and directions[-1] == "in"
-        return [
-            Path(
-                anchor,
-                facts,
-                ends,
-                directions,
-                round(score, 6),
-                base.keys,
-                backward,
-                claims.relation,
-                claims.sibling,
-                base.strengths,
-                claims.named[-1] and claims.relation[-1] > 0,
-            )
-        ]
+        rows = found.rows((anchor, predicates, directions), round(score, 6), base, backward)
+        found.add_row(rows, facts[:-1], ends[:-1], facts[-1], answer)
+        return True
 
     def _finish_named(
         self,
@@ -616,7 +602,8 @@ class Scoring:
         directions: tuple[str, ...],
         first_ok: bool,
         base: _Base,
-    ) -> list[Path]:
+        found: Candidates,
+    ) -> bool:
         """:meth:`_finish` for a walk some of whose entities explain words of the question."""
         claims = base.claims
         anchor_positions = self._start(anchor)[1]
@@ -636,25 +623,26 @@ class Scoring:
             hop_ok[i] = add(self._middle(ends[i + 1]), MIDDLE_WEIGHT) or hop_ok[i]
         hop_ok[0] = hop_ok[0] or first_ok
         if not all(hop_ok[:-1]):
-            return []
+            return False
         end = self._end(ends[-1])
         hop_ok[-1] = add(end.typed) or hop_ok[-1]
         hop_ok[-1] = add(claims.kind) or hop_ok[-1]
         # The kind of answer alone justifies only one hop from a named entity: among its
         # facts, the one whose value is a person answers "who" ("who has 10X2 now?").
         if len(facts) == 1 and anchor is not None:
-            hop_ok[-1] = add(end.person) or hop_ok[-1]
+            hop_ok[-1] = add(self._person(ends[-1])) or hop_ok[-1]
         echo = 0.0
         # The last relation is named by the question, or its value is: a history question
         # asks about the slot it names ("what did X start with", "before it moved to Y").
         slot_named = claims.named[-1] and claims.relation[-1] > 0
         if self.lenient:
             # Asking who stated a value, or what came before it, names the value.
-            value_named = add(end.strengths, end.coverage)
+            coverage, strengths = self._name(ends[-1])
+            value_named = add(strengths, coverage)
             hop_ok[-1] = value_named or hop_ok[-1]
             slot_named = slot_named or value_named
         if not hop_ok[-1]:
-            return []
+            return False
         if not self.lenient:
             # An entity partly named outside the "which X" noun is what the question
             # talks about, not what it asks for ("who's redlining *the clause*").
@@ -665,7 +653,7 @@ class Scoring:
             score -= SHAPE_MISMATCH
         backward = self.q.history is not None and directions[-1] == "in"
         score = round(score, 6)  # equal explanations must tie exactly, whatever the float order
-        return [
+        found.add(
             Path(
                 anchor,
                 facts,
@@ -679,4 +667,5 @@ class Scoring:
                 tuple(sorted(explained.items())),
                 slot_named,
             )
-        ]
+        )
+        return True
