@@ -161,14 +161,12 @@ def cover(question: Question, surface: str) -> Cover:
     return Cover(coverage, positions, exact, frozenset(stems[i] for i in matched))
 
 
-def may_cover(question: Question, surface: str, positions: frozenset[int]) -> bool:
-    """Whether :func:`cover` can place a part of ``surface`` at one of ``positions``: the
-    parts of a prose name (no acronym, not an identifier) only go where their stems are."""
-    stems, identifier = _surface_stems(surface)
-    if identifier or _acronyms(surface):
-        return True
-    at = question.at
-    return any(p in positions for n in stems for p in at.get(n, ()))
+def may_cover(surface: str, stems: frozenset[str]) -> bool:
+    """Whether :func:`cover` may place a part of ``surface`` on a question word of one of
+    ``stems``: the parts of a prose name (no acronym, not an identifier) go only to
+    words of their own stems."""
+    name, identifier = _surface_stems(surface)
+    return identifier or bool(_acronyms(surface)) or not stems.isdisjoint(name)
 
 
 def _may_anchor(stems: tuple[str, ...], at: Mapping[str, object]) -> bool:

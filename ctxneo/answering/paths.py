@@ -80,10 +80,10 @@ def _beam(ctx: Scoring, frontier: list[Walk]) -> list[Walk]:
     together, and the work of the next hop is bounded by what the question asks."""
     shapes: dict[tuple[object, ...], float] = {}
     keys = []
-    for anchor, walked, far, *_ in frontier:
+    for anchor, walked, far, _, _, predicates in frontier:
         shape = (anchor, tuple((f.predicate, f.subject == far) for f in walked))
         keys.append(shape)
-        score = ctx.partial(anchor, walked, far)
+        score = ctx.partial(anchor, walked, far, predicates)
         if score > shapes.get(shape, -1.0):
             shapes[shape] = score
     if len(shapes) <= BEAM_SHAPES:

@@ -123,6 +123,26 @@ class _Base:
     oks: tuple[tuple[bool, bool], tuple[bool, bool]]
 
 
+class _Hop:
+    """One way on from a walk in progress, by a predicate in a direction: its shape, what
+    the shape explains, and the classes (by score) of the walks it has scored."""
+
+    __slots__ = ("base", "classes", "oks", "plain", "shape")
+
+    def __init__(
+        self,
+        base: _Base | None,
+        shape: tuple[str | None, tuple[str, ...], tuple[str, ...]],
+        oks: tuple[bool, bool],
+        plain: float,
+    ) -> None:
+        self.base = base
+        self.shape = shape
+        self.oks = oks
+        self.plain = plain  # the score of a walk whose answer neither echoes nor mismatches
+        self.classes: dict[float, _Rows] = {}
+
+
 def is_sibling(first: Fact, second: Fact, d1: str, d2: str) -> bool:
     """Two hops through the same relation back out of the middle: X -P-> M <-P- Y."""
     return first.predicate == second.predicate and d1 != d2
@@ -152,7 +172,13 @@ class Scoring:
         self._names: dict[str, tuple[float, dict[int, float]]] = {}
         self._shapes: dict[tuple[object, ...], _Claims | None] = {}
         self._kinds: dict[str, dict[int, float]] = {}
-        self._kind_words: dict[int, dict[tuple[str, str], float]] = {}
+        # The "which X" words: the stems on them, and (in the order the positions a name
+        # leaves unexplained are read) each word with its likeness to name words met so far.
+        self._type_stems = frozenset(
+            n for n, at in q.at.items() if any(p in q.type_positions for p in at)
+        )
+        self._untyped = q.type_positions - {}.keys()
+        self._kind_words = {p: (q.words[p], {}) for p in q.type_positions}
         # Per question, computed once however many walks pass through or end at an entity:
         # the positions a middle's name explains, what an answer end explains, and what
         # every walk of one shape explains when its entities add nothing.
@@ -160,6 +186,7 @@ class Scoring:
         self._ends: dict[str, _End] = {}
         self._bases: dict[tuple[object, ...], _Base | None] = {}
         self._starts: dict[str | None, tuple[tuple[tuple[int, float], ...], frozenset[int]]] = {}
+        self._partials: dict[tuple[str, tuple[str, ...]], tuple[dict[int, float], float]] = {}
         # Where the question asks for a value's shape ("when", "what date"), the
         # question word and its noun are explained by a value of that shape.
         self._shape_positions = {p: TYPE_WEIGHT for p in q.type_positions}
@@ -184,24 +211,27 @@ class Scoring:
 
     def _typed_uncached(self, answer: str) -> dict[int, float]:
         q = self.q
-        # (the name is read only when a part of it can be at a "which X" word)
-        named = (
-            self._name(answer)[1]
-            if q.type_positions and may_cover(q, answer, q.type_positions)
-            else {}
-        )
-        found = {p: st * TYPE_WEIGHT for p, st in named.items() if p in q.type_positions}
-        missing = q.type_positions - found.keys()
+        type_positions = q.type_positions
+        # (the name is read only when a part of it may be on a "which X" word)
+        if type_positions and may_cover(answer, self._type_stems):
+            found = {
+                p: st * TYPE_WEIGHT
+                for p, st in self._name(answer)[1].items()
+                if p in type_positions
+            }
+            missing = type_positions - found.keys()
+        else:
+            found = {}
+            missing = self._untyped
         if missing:
             pairs = _words(answer)
             for p in missing:
-                # (each question's "which X" word against each name word, once per question)
-                known = self._kind_words.setdefault(p, {})
+                # (each "which X" word against each name word once per question)
+                asked, known = self._kind_words[p]
                 strengths = []
                 for pair in pairs:
                     st = known.get(pair)
                     if st is None:
-                        asked = q.words[p]
                         st = known[pair] = self.relations.word(asked.word, asked.stem, *pair)
                     strengths.append(st)
                 best = max(strengths, default=0.0)
@@ -278,16 +308,33 @@ class Scoring:
             or self._name(far)[1].keys() - spent
         )
 
-    def partial(self, anchor: str, walked: tuple[Fact, ...], far: str) -> float:
+    def partial(
+        self,
+        anchor: str,
+        walked: tuple[Fact, ...],
+        far: str,
+        predicates: tuple[str, ...] | None = None,
+    ) -> float:
         """A quick measure of how much of the question a walk in progress explains: its hops'
-        best predicate matches and the name of the entity it has reached."""
+        best predicate matches and the name of the entity it has reached (``predicates``:
+        its hops' predicates, when known)."""
+        if predicates is None:
+            predicates = tuple(f.predicate for f in walked)
         spent = self.anchors[anchor].positions
-        explained: dict[int, float] = {}
-        for fact in walked:
-            for pos, s in self.predicates.get(fact.predicate, {}).items():
-                if pos not in spent and s > explained.get(pos, 0.0):
-                    explained[pos] = s
-        for pos, s in self._name(far)[1].items():
+        key = (anchor, predicates)
+        by_relation = self._partials.get(key)
+        if by_relation is None:
+            relations: dict[int, float] = {}
+            for predicate in predicates:
+                for pos, s in self.predicates.get(predicate, {}).items():
+                    if pos not in spent and s > relations.get(pos, 0.0):
+                        relations[pos] = s
+            by_relation = self._partials[key] = (relations, sum(relations.values()))
+        named = self._name(far)[1]
+        if not named:
+            return by_relation[1]  # the walk's relations alone (the same sum)
+        explained = dict(by_relation[0])
+        for pos, s in named.items():
             if pos not in spent and s * MIDDLE_WEIGHT > explained.get(pos, 0.0):
                 explained[pos] = s * MIDDLE_WEIGHT
         return sum(explained.values())
@@ -323,12 +370,13 @@ class Scoring:
 
     def extending(
         self,
-        anchor: str,
+        anchor: str | None,
         walked: tuple[Fact, ...],
         ends: tuple[str, ...],
         directions: tuple[str, ...],
         predicates: tuple[str, ...],
         found: Candidates,
+        described: bool = False,
     ) -> Callable[[Fact, bool, str], bool]:
         """A scorer of the walks one hop longer than ``walked`` (from ``anchor`` through
         ``ends``): ``step(fact, out, end)`` is :meth:`score` of ``walked + (fact,)``, whose
@@ -337,63 +385,69 @@ class Scoring:
         Everything a hop's walks share is read once: the anchor's words, the names of
         the entities passed, each (predicate, direction) shape's claims. A walk scores
         as its shape does unless one of its entities names a word (see :meth:`_finish`).
+        A ``described`` walk starts at a fact the question describes (``anchor`` None):
+        its first hop is justified, and its two ends may be one entity.
         """
         lenient = self.lenient
         mentioned = self.mentioned
+        known = self._ends
         start, anchor_positions = self._start(anchor)
         hops = len(walked) + 1
-        distinct = len(set(ends)) == len(ends)
+        distinct = described or len(set(ends)) == len(ends)
         middles_named = any(self._middle(e) for e in ends[1:])
-        from_value = anchor in self.values and directions[0] == "in"
+        from_value = described or (anchor in self.values and directions[0] == "in")
         backward_in = self.q.history is not None
-        # (predicate, out) -> the shape's base, shape, and its classes of walks by score
-        shapes: dict[
-            tuple[str, bool],
-            tuple[_Base | None, tuple[str, tuple[str, ...], tuple[str, ...]], dict[float, _Rows]],
-        ] = {}
         spent = HOP_COST * (hops - 1)
+        onward: tuple[dict[str, _Hop], dict[str, _Hop]] = ({}, {})  # by direction: in, out
+
+        def hop(predicate: str, out: bool) -> _Hop:
+            by = (*predicates, predicate)
+            to = (*directions, "out" if out else "in")
+            key = (start, by, to)
+            if key not in self._bases:
+                self._bases[key] = self._base(by, to, start, anchor_positions)
+            base = self._bases[key]
+            found = onward[out][predicate] = _Hop(
+                base,
+                (anchor, by, to),
+                base.oks[from_value] if base else (False, False),
+                round(base.total - spent, 6) if base else 0.0,
+            )
+            return found
 
         def step(fact: Fact, out: bool, end: str) -> bool:
             if not distinct or end in ends or (not lenient and end in mentioned):
                 return False
-            try:
-                base, shape, classes = shapes[(fact.predicate, out)]
-            except KeyError:
-                by = (*predicates, fact.predicate)
-                to = (*directions, "out" if out else "in")
-                key = (start, by, to)
-                if key not in self._bases:
-                    self._bases[key] = self._base(by, to, start, anchor_positions)
-                base, shape, classes = shapes[(fact.predicate, out)] = (
-                    self._bases[key],
-                    (anchor, by, to),
-                    {},
-                )
+            h = onward[out].get(fact.predicate) or hop(fact.predicate, out)
+            base = h.base
             if base is None:
                 return False
             if middles_named:
                 return self._finish_named(
-                    anchor, (*walked, fact), (*ends, end), shape[2], from_value, base, found
+                    anchor, (*walked, fact), (*ends, end), h.shape[2], from_value, base, found
                 )
-            inner_ok, last_ok = base.oks[from_value]
+            inner_ok, last_ok = h.oks
             if not inner_ok:
                 return False
-            e = self._end(end)
+            e = known.get(end) or self._end(end)
             if e.typed or (lenient and self._name(end)[1]):
                 return self._finish_named(
-                    anchor, (*walked, fact), (*ends, end), shape[2], from_value, base, found
+                    anchor, (*walked, fact), (*ends, end), h.shape[2], from_value, base, found
                 )
             if not last_ok:
                 return False
-            score = base.total - spent
-            if not lenient:
-                score -= ECHO_PENALTY * sum(s for p, s in e.echo if p not in anchor_positions)
-            if e.mismatch:
-                score -= SHAPE_MISMATCH
-            score = round(score, 6)
-            rows = classes.get(score)
+            if (lenient or not e.echo) and not e.mismatch:
+                score = h.plain  # round(base.total - spent, 6): nothing less, the same float
+            else:
+                score = base.total - spent
+                if not lenient:
+                    score -= ECHO_PENALTY * sum(s for p, s in e.echo if p not in anchor_positions)
+                if e.mismatch:
+                    score -= SHAPE_MISMATCH
+                score = round(score, 6)
+            rows = h.classes.get(score)
             if rows is None:
-                rows = classes[score] = found.rows(shape, score, base, backward_in and not out)
+                rows = h.classes[score] = found.rows(h.shape, score, base, backward_in and not out)
             found.add_row(rows, walked, ends, fact, end)
             return True
 
@@ -416,18 +470,25 @@ class Scoring:
             self._finish(None, (fact,), (fact.subject, fact.object), ("out",), True, found)
         else:
             self._finish(None, (fact,), (fact.object, fact.subject), ("in",), True, found)
+        walked, predicates = (fact,), (fact.predicate,)
         for pivot, other, direction in (
             (fact.subject, fact.object, "in"),
             (fact.object, fact.subject, "out"),
         ):
-            for nxt in onward.get(pivot, ()):
+            nexts = onward.get(pivot)
+            if not nexts:
+                continue
+            step = self.extending(
+                None, walked, (other, pivot), (direction,), predicates, found, described=True
+            )
+            for nxt in nexts:
                 if nxt.seq == fact.seq:
                     continue
-                far = nxt.object if nxt.subject == pivot else nxt.subject
+                out = nxt.subject == pivot
+                far = nxt.object if out else nxt.subject
                 if far in (pivot, other):
                     continue
-                d2 = "out" if nxt.subject == pivot else "in"
-                self._finish(None, (fact, nxt), (other, pivot, far), (direction, d2), True, found)
+                step(nxt, out, far)
 
     def _claims(
         self,
