@@ -12,6 +12,7 @@ an anomaly"), facts of that predicate anchor the walk instead.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 from ctxneo.answering.candidates import Candidates
@@ -27,6 +28,7 @@ ANY_PREDICATE = 24
 #: directions), so a hub's many neighbours never multiply into the next hop's work.
 BEAM_SHAPES = 3
 MAX_HOPS = 3
+_SEQ = operator.attrgetter("seq")
 
 
 def best(paths: Sequence[Path]) -> Path | None:
@@ -107,8 +109,10 @@ def _walk_on(
     # relation is a sibling ("the same director as X"), walked only when the question
     # says so; otherwise a genre reached from a film would hand back all its films.
     by_relation: dict[str, set[str]] = {}
+    middles_of: set[str] = set()
     for _, walked, far, *_ in frontier:
         by_relation.setdefault(walked[-1].predicate, set()).add(far)
+        middles_of.add(far)
     read: dict[int, Fact] = {}
     for came_by, middles in sorted(by_relation.items()):
         wanted = named | {came_by} if ctx.q.sibling else named - {came_by}
@@ -121,11 +125,13 @@ def _walk_on(
         middles_all = sorted({w[2] for w in frontier})
         found = store.facts_of(middles_all, as_of=as_of, limit=ANY_PREDICATE)
         read.update((f.seq, f) for f in found)
-    onward: dict[str, list[Fact]] = {}
-    for fact in sorted(read.values(), key=lambda f: -f.seq):
-        onward.setdefault(fact.subject, []).append(fact)
-        if fact.object != fact.subject:
-            onward.setdefault(fact.object, []).append(fact)
+    # The facts on from each middle, newest first (sequence numbers are unique).
+    onward: dict[str, list[Fact]] = {far: [] for far in middles_of}
+    for fact in sorted(read.values(), key=_SEQ, reverse=True):
+        if fact.subject in onward:
+            onward[fact.subject].append(fact)
+        if fact.object != fact.subject and fact.object in onward:
+            onward[fact.object].append(fact)
     following: list[Walk] = []
     spent = {anchor: set(link.positions) for anchor, link in ctx.anchors.items()}
     for anchor, walked, far, ends, directions, predicates in frontier:
@@ -188,7 +194,7 @@ def described_paths(store: Store, ctx: Scoring, as_of: int | None, paths: Candid
             read.update(
                 (f.seq, f) for f in store.facts_of(pivots, as_of=as_of, limit=ANY_PREDICATE)
             )
-        for fact in sorted(read.values(), key=lambda f: -f.seq):
+        for fact in sorted(read.values(), key=_SEQ, reverse=True):
             onward.setdefault(fact.subject, []).append(fact)
             onward.setdefault(fact.object, []).append(fact)
         for fact in described:

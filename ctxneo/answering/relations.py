@@ -90,6 +90,12 @@ def predicate_words(predicate: str) -> tuple[tuple[str, str], ...]:
     )
 
 
+@lru_cache(maxsize=65_536)
+def name_words(name: str) -> tuple[tuple[str, str], ...]:
+    """A name's (word, stem) pairs, in order."""
+    return tuple(zip(split_words(name), name_stems(name), strict=True))
+
+
 @lru_cache(maxsize=20_000)
 def _particles(predicate: str) -> frozenset[str]:
     return frozenset(w for w in split_words(predicate) if w in _PARTICLES)
@@ -102,6 +108,17 @@ class Relations:
         self.lexicon = lexicon or Lexicon.default()
         self.meaning: Meaning = meaning or NoMeaning()
         self._words: dict[tuple[str, str, str, str], float] = {}
+        self._names: dict[tuple[str, str, str], float] = {}
+
+    def name(self, q_word: str, q_stem: str, name: str) -> float:
+        """How well a question word stands for the best of a name's words (0: none)."""
+        key = (q_word, q_stem, name)
+        found = self._names.get(key)
+        if found is None:
+            found = max([self.word(q_word, q_stem, w, s) for w, s in name_words(name)], default=0.0)
+            if len(self._names) < 100_000:
+                self._names[key] = found
+        return found
 
     def word(self, q_word: str, q_stem: str, n_word: str, n_stem: str) -> float:
         """How well a question word stands for a name or predicate word (0: not at all)."""

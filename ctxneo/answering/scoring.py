@@ -24,7 +24,7 @@ from ctxneo.answering.question import Question
 from ctxneo.answering.relations import Relations
 from ctxneo.answering.values import has_shape, person_like
 from ctxneo.model import Fact
-from ctxneo.text import is_identifier, name_stems, split_words
+from ctxneo.text import is_identifier
 
 if TYPE_CHECKING:
     from ctxneo.answering.candidates import Candidates, _Rows
@@ -44,12 +44,6 @@ HOP_NAMED = 0.6
 _identifier = lru_cache(maxsize=65_536)(is_identifier)
 _shaped = lru_cache(maxsize=65_536)(has_shape)
 _person_like = lru_cache(maxsize=65_536)(person_like)
-
-
-@lru_cache(maxsize=65_536)
-def _words(name: str) -> tuple[tuple[str, str], ...]:
-    """A name's (word, stem) pairs."""
-    return tuple(zip(split_words(name), name_stems(name), strict=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,13 +166,12 @@ class Scoring:
         self._names: dict[str, tuple[float, dict[int, float]]] = {}
         self._shapes: dict[tuple[object, ...], _Claims | None] = {}
         self._kinds: dict[str, dict[int, float]] = {}
-        # The "which X" words: the stems on them, and (in the order the positions a name
-        # leaves unexplained are read) each word with its likeness to name words met so far.
+        # The stems on the "which X" words, and those positions in the order they are read
+        # when a name explains none of them.
         self._type_stems = frozenset(
             n for n, at in q.at.items() if any(p in q.type_positions for p in at)
         )
         self._untyped = q.type_positions - {}.keys()
-        self._kind_words = {p: (q.words[p], {}) for p in q.type_positions}
         # Per question, computed once however many walks pass through or end at an entity:
         # the positions a middle's name explains, what an answer end explains, and what
         # every walk of one shape explains when its entities add nothing.
@@ -187,6 +180,8 @@ class Scoring:
         self._bases: dict[tuple[object, ...], _Base | None] = {}
         self._starts: dict[str | None, tuple[tuple[tuple[int, float], ...], frozenset[int]]] = {}
         self._partials: dict[tuple[str, tuple[str, ...]], tuple[dict[int, float], float]] = {}
+        self._ways: dict[tuple[object, ...], tuple[dict[str, _Hop], dict[str, _Hop]]] = {}
+        self._ways_for: Candidates | None = None
         # Where the question asks for a value's shape ("when", "what date"), the
         # question word and its noun are explained by a value of that shape.
         self._shape_positions = {p: TYPE_WEIGHT for p in q.type_positions}
@@ -223,20 +218,11 @@ class Scoring:
         else:
             found = {}
             missing = self._untyped
-        if missing:
-            pairs = _words(answer)
-            for p in missing:
-                # (each "which X" word against each name word once per question)
-                asked, known = self._kind_words[p]
-                strengths = []
-                for pair in pairs:
-                    st = known.get(pair)
-                    if st is None:
-                        st = known[pair] = self.relations.word(asked.word, asked.stem, *pair)
-                    strengths.append(st)
-                best = max(strengths, default=0.0)
-                if best:
-                    found[p] = best * TYPE_WEIGHT
+        for p in missing:
+            asked = q.words[p]
+            best = self.relations.name(asked.word, asked.stem, answer)
+            if best:
+                found[p] = best * TYPE_WEIGHT
         if q.shape is not None and _shaped(answer, q.shape):
             for p, w in self._shape_positions.items():
                 found[p] = max(found.get(p, 0.0), w)
@@ -398,7 +384,14 @@ class Scoring:
         from_value = described or (anchor in self.values and directions[0] == "in")
         backward_in = self.q.history is not None
         spent = HOP_COST * (hops - 1)
-        onward: tuple[dict[str, _Hop], dict[str, _Hop]] = ({}, {})  # by direction: in, out
+        # The ways on (by direction: in, out; then predicate) are the same for every walk of
+        # this shape into ``found``.
+        if self._ways_for is not found:
+            self._ways, self._ways_for = {}, found
+        shape_key = (anchor, predicates, directions, described)
+        onward = self._ways.get(shape_key)
+        if onward is None:
+            onward = self._ways[shape_key] = ({}, {})
 
         def hop(predicate: str, out: bool) -> _Hop:
             by = (*predicates, predicate)

@@ -770,7 +770,7 @@ class NetworkXStore(Store):
         for entity in entities:
             for fact in self._adjacent(entity, as_of, history, limit, predicates):
                 found[fact.seq] = fact
-        return sorted(found.values(), key=lambda f: -f.seq)
+        return sorted(found.values(), key=_SEQ, reverse=True)  # (sequence numbers are unique)
 
     @_locked
     def facts_with_predicate(
