@@ -50,6 +50,14 @@ def _surface_stems(surface: str) -> tuple[tuple[str, ...], bool]:
     return name_stems(surface), is_identifier(surface)
 
 
+@lru_cache(maxsize=100_000)
+def _plan(stems: tuple[str, ...]) -> tuple[frozenset[int], tuple[int, ...]]:
+    """A name's weak parts (stopwords, single letters) and the order its parts are matched
+    in: distinctive parts first, then weak ones, each in the name's order."""
+    weak = frozenset(i for i, n in enumerate(stems) if n in STOPWORDS or len(n) == 1)
+    return weak, tuple(sorted(range(len(stems)), key=lambda i: (i in weak, i)))
+
+
 @dataclass(frozen=True, slots=True)
 class Cover:
     """How much of a name a question covers: the share, the positions, the name stems hit."""
@@ -88,19 +96,22 @@ def cover(question: Question, surface: str) -> Cover:
     ):
         return _NOTHING  # no part of the name meets any word (or prefix of one)
     words = question.words
+    at = question.at
     matched: dict[int, tuple[int, float]] = {}  # name index -> (question position, strength)
     spelled: dict[int, list[int]] = {}  # name index -> the words spelling out an acronym
     used: set[int] = set()
-    weak = {i for i, n in enumerate(stems) if n in STOPWORDS or len(n) == 1}
+    weak, order = _plan(stems)
     # Distinctive parts first, then weak ones; each at the position its matched
     # neighbours imply when the word is there ("the" of "The Unborn" is the one
     # before "Unborn", not the first "the" of the question).
-    for i in sorted(range(len(stems)), key=lambda i: (i in weak, i)):
+    for i in order:
         n = stems[i]
         best: tuple[int, float] | None = None
-        free = [p for p in question.at.get(n, ()) if p not in used]
-        implied = {m[0] + i - j for j, m in matched.items()}
-        pos = next((p for p in free if p in implied), free[0] if free else None)
+        pos = None
+        if n in at:
+            free = [p for p in at[n] if p not in used]
+            implied = {m[0] + i - j for j, m in matched.items()}
+            pos = next((p for p in free if p in implied), free[0] if free else None)
         if pos is not None:
             best = (pos, EXACT)
         elif identifier and len(n) >= 3:

@@ -109,14 +109,21 @@ def _walk_on(
     # relation is a sibling ("the same director as X"), walked only when the question
     # says so; otherwise a genre reached from a film would hand back all its films.
     by_relation: dict[str, set[str]] = {}
-    middles_of: set[str] = set()
     for _, walked, far, *_ in frontier:
         by_relation.setdefault(walked[-1].predicate, set()).add(far)
-        middles_of.add(far)
+    # On the last hop, a walk that cannot score one hop on is not walked on, and a middle
+    # only such walks reach is not read. (A middle that is read is read as before, for
+    # every relation it was reached by: its facts do not depend on which walks go on.)
+    if last:
+        frontier = [w for w in frontier if ctx.goes_on(w[0], w[3], w[4], w[5])]
+        if not frontier:
+            return []
+    middles_of = {w[2] for w in frontier}
     read: dict[int, Fact] = {}
-    for came_by, middles in sorted(by_relation.items()):
+    for came_by, reached in sorted(by_relation.items()):
+        middles = reached & middles_of
         wanted = named | {came_by} if ctx.q.sibling else named - {came_by}
-        if wanted:
+        if wanted and middles:
             found = store.facts_of(sorted(middles), as_of=as_of, predicates=sorted(wanted))
             read.update((f.seq, f) for f in found)
     # At the second hop a few facts of any predicate are read too: the answer's kind

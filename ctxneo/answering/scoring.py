@@ -182,6 +182,7 @@ class Scoring:
         self._partials: dict[tuple[str, tuple[str, ...]], tuple[dict[int, float], float]] = {}
         self._ways: dict[tuple[object, ...], tuple[dict[str, _Hop], dict[str, _Hop]]] = {}
         self._ways_for: Candidates | None = None
+        self._justified: dict[tuple[object, ...], bool] = {}
         # Where the question asks for a value's shape ("when", "what date"), the
         # question word and its noun are explained by a value of that shape.
         self._shape_positions = {p: TYPE_WEIGHT for p in q.type_positions}
@@ -353,6 +354,29 @@ class Scoring:
             return False
         from_value = anchor in self.values and directions[0] == "in"
         return self._finish(anchor, facts, tuple(ends), tuple(directions), from_value, found)
+
+    def goes_on(
+        self,
+        anchor: str,
+        ends: tuple[str, ...],
+        directions: tuple[str, ...],
+        predicates: tuple[str, ...],
+    ) -> bool:
+        """Whether some walk one hop longer than this one (from ``anchor`` through ``ends``,
+        by ``predicates`` in ``directions``) may score: not when an entity repeats, nor when
+        its hops so far are not justified and no entity on it names a word."""
+        if len(set(ends)) != len(ends):
+            return False
+        from_value = anchor in self.values and directions[0] == "in"
+        key = (anchor, predicates, directions, from_value)
+        justified = self._justified.get(key)
+        if justified is None:
+            # A hop's claims depend only on the hops before it and the walk's length, so
+            # any last hop tells whether these are justified: "" is no predicate at all.
+            start, anchor_positions = self._start(anchor)
+            base = self._base((*predicates, ""), (*directions, "out"), start, anchor_positions)
+            justified = self._justified[key] = base is not None and base.oks[from_value][0]
+        return justified or any(self._middle(e) for e in ends[1:])
 
     def extending(
         self,

@@ -669,9 +669,15 @@ class NetworkXStore(Store):
             if candidates and len(posting) > CANDIDATE_POSTING:
                 break
             candidates.update(dict.fromkeys(itertools.islice(posting, CANDIDATE_POSTING)))
-        weights = [(p, math.log(1 + total / len(p))) for p in postings]
-        scored = ((sum(w for p, w in weights if name in p), name) for name in candidates)
-        best = heapq.nsmallest(limit, scored, key=lambda sn: (-sn[0], sn[1]))
+        # A candidate's score: the weights of the postings it is in, summed in this order
+        # (each posting's candidates found by one set intersection, not a lookup apiece).
+        weights: dict[str, list[float]] = {name: [] for name in candidates}
+        for p in postings:
+            w = math.log(1 + total / len(p))
+            for name in candidates.keys() & p.keys():
+                weights[name].append(w)
+        scored = [(sum(ws), name) for name, ws in weights.items()]
+        best = sorted(scored, key=lambda sn: (-sn[0], sn[1]))[:limit]  # names are unique
         return [EntityHit(name, tuple(self._aliases.get(name, ()))) for _, name in best]
 
     @_locked
