@@ -255,7 +255,11 @@ class Answerer:
             return judge.Evidence(q, finding, found, links, ctx, name_words)
         provenance = q.asks_speaker and decide.asks_who_said(ctx, top)
         if q.asks_speaker and not provenance and q.history is None:
-            top, found = self._best(ctx, anchors, as_of, False)
+            # (read strictly again only where the strict reading can differ)
+            top, found = (
+                self._best(ctx, anchors, as_of, False) if ctx.strict_differs else (top, found)
+            )
+            ctx.lenient = False
             if top is None:
                 finding = decide.unknown("no fact answers the question")
                 return judge.Evidence(q, finding, found, links, ctx, name_words)
@@ -269,6 +273,7 @@ class Answerer:
         self, ctx: Scoring, anchors: Sequence[Link], as_of: int | None, lenient: bool
     ) -> tuple[Path | None, Candidates]:
         ctx.lenient = lenient
+        ctx.strict_differs = False
         found = paths.entity_paths(self.store, ctx, anchors, as_of)
         top = found.best()
         if paths.needs_description(ctx, top):

@@ -49,6 +49,8 @@ def entity_paths(
     adjacent = store.facts_of(names, as_of=as_of, history=ctx.lenient)
     if as_of is not None:  # closed facts count when lenient, but none from after as_of
         adjacent = [f for f in adjacent if f.seq <= as_of]
+    if ctx.lenient and (as_of is not None or any(f.valid_to is not None for f in adjacent)):
+        ctx.strict_differs = True  # a strict reading reads other facts
     # An anchor that is never a subject is a value ("severe root intrusion"):
     # stepping from it to what has it needs no other word of the question.
     ctx.values = {n for n in names if not any(f.subject == n for f in adjacent)}

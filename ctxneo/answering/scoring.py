@@ -162,6 +162,10 @@ class Scoring:
         self.mentioned = mentioned
         self.anchors = anchors
         self.lenient = False  # allow named answers and closed facts
+        #: Whether a lenient reading met something a strict one reads otherwise (a named
+        #: answer, an answer's own name, an identifier's echo, a closed fact): if not, the
+        #: strict reading would walk and score exactly as the lenient one did.
+        self.strict_differs = False
         self.values: set[str] = set()
         self._names: dict[str, tuple[float, dict[int, float]]] = {}
         self._shapes: dict[tuple[object, ...], _Claims | None] = {}
@@ -433,8 +437,12 @@ class Scoring:
             return found
 
         def step(fact: Fact, out: bool, end: str) -> bool:
-            if not distinct or end in ends or (not lenient and end in mentioned):
+            if not distinct or end in ends:
                 return False
+            if end in mentioned:
+                if not lenient:
+                    return False
+                self.strict_differs = True
             h = onward[out].get(fact.predicate) or hop(fact.predicate, out)
             base = h.base
             if base is None:
@@ -447,7 +455,12 @@ class Scoring:
             if not inner_ok:
                 return False
             e = known.get(end) or self._end(end)
-            if e.typed or (lenient and self._name(end)[1]):
+            if lenient and (e.echo or self._name(end)[1]):
+                self.strict_differs = True
+                return self._finish_named(
+                    anchor, (*walked, fact), (*ends, end), h.shape[2], from_value, base, found
+                )
+            if e.typed:
                 return self._finish_named(
                     anchor, (*walked, fact), (*ends, end), h.shape[2], from_value, base, found
                 )
@@ -633,8 +646,10 @@ class Scoring:
         """Score a walk into ``found``; whether it scored."""
         answer = ends[-1]
         lenient = self.lenient
-        if not lenient and answer in self.mentioned:
-            return False
+        if answer in self.mentioned:
+            if not lenient:
+                return False
+            self.strict_differs = True
         # The words naming the anchor are spent: nothing else explains them again.
         start, anchor_positions = self._start(anchor)
         predicates = tuple(f.predicate for f in facts)
@@ -654,11 +669,10 @@ class Scoring:
         if not inner_ok:
             return False  # checked first: most candidates fail here, before the answer is read
         end = self._end(answer)
-        if (
-            end.typed
-            or (lenient and self._name(answer)[1])
-            or (hops == 1 and anchor is not None and self._person(answer))
-        ):
+        if lenient and (end.echo or self._name(answer)[1]):
+            self.strict_differs = True
+            return self._finish_named(anchor, facts, ends, directions, first_ok, base, found)
+        if end.typed or (hops == 1 and anchor is not None and self._person(answer)):
             return self._finish_named(anchor, facts, ends, directions, first_ok, base, found)
         if not last_ok:
             return False
@@ -714,6 +728,8 @@ class Scoring:
         # asks about the slot it names ("what did X start with", "before it moved to Y").
         slot_named = claims.named[-1] and claims.relation[-1] > 0
         if self.lenient:
+            if end.echo or self._name(ends[-1])[1]:
+                self.strict_differs = True
             # Asking who stated a value, or what came before it, names the value.
             coverage, strengths = self._name(ends[-1])
             value_named = add(strengths, coverage)
