@@ -21,6 +21,7 @@ from ctxneo.stores.base import EntityHit
 from ctxneo.text import STOPWORDS, Token, is_identifier, name_stems
 
 EXACT, RELATED, PREFIX = 1.0, 0.8, 0.7
+_UPPER_RUN = re.compile(r"[A-Z]{2,5}(?![a-z])")
 SCATTER_GAP = 2  # more words than this between two parts of a name: a scattered mention
 SCATTERED = 0.5
 
@@ -46,8 +47,16 @@ class Link:
 
 
 @lru_cache(maxsize=100_000)
-def _surface_stems(surface: str) -> tuple[tuple[str, ...], bool]:
-    return name_stems(surface), is_identifier(surface)
+def _surface(surface: str) -> tuple[tuple[str, ...], bool, frozenset[str]]:
+    """What a name is made of, read once: its stems, whether it is an identifier, and its
+    upper-case runs that may be initials (the ``PS`` of ``PS-05``)."""
+    acronyms = frozenset(m.group(0).lower() for m in _UPPER_RUN.finditer(surface))
+    return name_stems(surface), is_identifier(surface), acronyms
+
+
+def identifier_name(surface: str) -> bool:
+    """:func:`ctxneo.text.is_identifier`, read once per name."""
+    return _surface(surface)[1]
 
 
 @lru_cache(maxsize=100_000)
@@ -82,8 +91,7 @@ def cover(question: Question, surface: str) -> Cover:
     when it sits next to a matched distinctive part, in the name's order:
     "Source A" links ``Source_A``, "a source" does not.
     """
-    stems, identifier = _surface_stems(surface)
-    acronyms = _acronyms(surface)
+    stems, identifier, acronyms = _surface(surface)
     if not acronyms and not identifier:
         # Prose: a part matches only a word of the same stem, and a mention needs a
         # distinctive part, two parts side by side, or a name of one part (below).
@@ -176,8 +184,8 @@ def may_cover(surface: str, stems: frozenset[str]) -> bool:
     """Whether :func:`cover` may place a part of ``surface`` on a question word of one of
     ``stems``: the parts of a prose name (no acronym, not an identifier) go only to
     words of their own stems."""
-    name, identifier = _surface_stems(surface)
-    return identifier or bool(_acronyms(surface)) or not stems.isdisjoint(name)
+    name, identifier, acronyms = _surface(surface)
+    return identifier or bool(acronyms) or not stems.isdisjoint(name)
 
 
 def _may_anchor(stems: tuple[str, ...], at: Mapping[str, object]) -> bool:
@@ -199,15 +207,6 @@ def _abbreviates(short: str, t: Token) -> bool:
         return False
     rest = iter(word[1:])
     return all(ch in rest for ch in short[1:])
-
-
-_UPPER_RUN = re.compile(r"[A-Z]{2,5}(?![a-z])")
-
-
-@lru_cache(maxsize=100_000)
-def _acronyms(surface: str) -> frozenset[str]:
-    """Upper-case runs of a name that may be initials: the ``PS`` of ``PS-05``."""
-    return frozenset(m.group(0).lower() for m in _UPPER_RUN.finditer(surface))
 
 
 def _spelled_out(words: Sequence[Token], acronym: str, used: set[int]) -> list[int]:

@@ -19,12 +19,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ctxneo.answering.entities import Link, cover, may_cover
+from ctxneo.answering.entities import Link, cover, identifier_name, may_cover
 from ctxneo.answering.question import Question
 from ctxneo.answering.relations import Relations
 from ctxneo.answering.values import has_shape, person_like
 from ctxneo.model import Fact
-from ctxneo.text import is_identifier
 
 if TYPE_CHECKING:
     from ctxneo.answering.candidates import Candidates, _Rows
@@ -41,7 +40,6 @@ HOP_NAMED = 0.6
 
 
 #: What a name is made of, whatever the question: read once per name, not once per walk.
-_identifier = lru_cache(maxsize=65_536)(is_identifier)
 _shaped = lru_cache(maxsize=65_536)(has_shape)
 _person_like = lru_cache(maxsize=65_536)(person_like)
 
@@ -103,6 +101,10 @@ class _End:
     typed: dict[int, float]  # the kind or shape asked for ("which *team*", "when")
     echo: tuple[tuple[int, float], ...]  # an identifier's name words outside the "which X" noun
     mismatch: bool  # not of the shape asked for ("when" and no date)
+
+
+_PLAIN = _End({}, (), False)
+_MISMATCHED = _End({}, (), True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,15 +259,19 @@ class Scoring:
         found = self._ends.get(answer)
         if found is None:
             type_positions = self.q.type_positions
+            typed = self._typed(answer)
             echo = (
                 tuple((p, s) for p, s in self._name(answer)[1].items() if p not in type_positions)
-                if _identifier(answer)
+                if identifier_name(answer)
                 else ()
             )
             shape = self.q.shape
-            found = self._ends[answer] = _End(
-                self._typed(answer), echo, shape is not None and not _shaped(answer, shape)
-            )
+            mismatch = shape is not None and not _shaped(answer, shape)
+            if typed or echo:
+                found = _End(typed, echo, mismatch)
+            else:  # most answers: nothing but maybe the wrong shape (one object for all)
+                found = _MISMATCHED if mismatch else _PLAIN
+            self._ends[answer] = found
         return found
 
     def _start(self, anchor: str | None) -> tuple[tuple[tuple[int, float], ...], frozenset[int]]:

@@ -151,9 +151,12 @@ _SEQ = operator.attrgetter("seq")
 
 
 def _newest(facts: list[Fact], limit: int) -> list[Fact]:
-    """The newest ``limit`` of ``facts`` (distinct sequence numbers), newest first."""
+    """The newest ``limit`` of ``facts`` (distinct sequence numbers): all of them, in no
+    particular order, when there are no more than ``limit``."""
+    if len(facts) <= limit:
+        return facts
     facts.sort(key=_SEQ, reverse=True)
-    return facts[:limit] if len(facts) > limit else facts
+    return facts[:limit]
 
 
 def _reopen(path: Path, fsync: str) -> NetworkXStore:
@@ -712,18 +715,26 @@ class NetworkXStore(Store):
         for p in predicates:
             out = self.current.get((entity, p))
             if out:
-                facts += itertools.islice(reversed(out.values()), limit)
+                if limit is None or len(out) <= limit:
+                    facts += out.values()
+                else:
+                    facts += itertools.islice(reversed(out.values()), limit)
             pointing = self.current_pointing.get((entity, p))
             if pointing:
-                facts += itertools.islice(
-                    (f for f in reversed(pointing.values()) if f.subject != entity), limit
-                )
+                if out and entity in out:  # a self-loop: seen from the subject's side
+                    facts += itertools.islice(
+                        (f for f in reversed(pointing.values()) if f.subject != entity), limit
+                    )
+                elif limit is None or len(pointing) <= limit:
+                    facts += pointing.values()
+                else:
+                    facts += itertools.islice(reversed(pointing.values()), limit)
         return facts
 
     def _current_adjacent(
         self, entity: str, limit: int, predicates: Sequence[str] | None
     ) -> list[Fact]:
-        """The newest ``limit`` current facts touching ``entity``, newest first."""
+        """The newest ``limit`` current facts touching ``entity`` (in no order when all are)."""
         if predicates is None:
             succ = self.graph._succ.get(entity)
             if succ is None:
@@ -774,8 +785,8 @@ class NetworkXStore(Store):
         if predicates is not None:
             predicates = sorted({check_predicate(p) for p in predicates})
         for entity in entities:
-            for fact in self._adjacent(entity, as_of, history, limit, predicates):
-                found[fact.seq] = fact
+            facts = self._adjacent(entity, as_of, history, limit, predicates)
+            found.update(zip(map(_SEQ, facts), facts, strict=True))
         return sorted(found.values(), key=_SEQ, reverse=True)  # (sequence numbers are unique)
 
     @_locked
