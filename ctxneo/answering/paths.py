@@ -121,22 +121,20 @@ def _walk_on(
         if not frontier:
             return []
     middles_of = {w[2] for w in frontier}
-    read: dict[int, Fact] = {}
+    reads: list[list[Fact]] = []
     for came_by, reached in sorted(by_relation.items()):
         middles = reached & middles_of
         wanted = named | {came_by} if ctx.q.sibling else named - {came_by}
         if wanted and middles:
-            found = store.facts_of(sorted(middles), as_of=as_of, predicates=sorted(wanted))
-            read.update((f.seq, f) for f in found)
+            reads.append(store.facts_of(sorted(middles), as_of=as_of, predicates=sorted(wanted)))
     # At the second hop a few facts of any predicate are read too: the answer's kind
     # alone may justify that hop ("which *team* ..."), and a hub adds only those few.
     if len(frontier[0][1]) == 1 and _asks_a_kind(ctx):
         middles_all = sorted({w[2] for w in frontier})
-        found = store.facts_of(middles_all, as_of=as_of, limit=ANY_PREDICATE)
-        read.update((f.seq, f) for f in found)
-    # The facts on from each middle, newest first (sequence numbers are unique).
+        reads.append(store.facts_of(middles_all, as_of=as_of, limit=ANY_PREDICATE))
+    # The facts on from each middle, newest first.
     onward: dict[str, list[Fact]] = {far: [] for far in middles_of}
-    for fact in sorted(read.values(), key=_SEQ, reverse=True):
+    for fact in _newest_first(reads):
         if fact.subject in onward:
             onward[fact.subject].append(fact)
         if fact.object != fact.subject and fact.object in onward:
@@ -166,6 +164,17 @@ def _walk_on(
     return following
 
 
+def _newest_first(reads: list[list[Fact]]) -> list[Fact]:
+    """The facts of several reads (each newest first), each once, newest first (sequence
+    numbers are unique)."""
+    if len(reads) == 1:
+        return reads[0]
+    merged: dict[int, Fact] = {}
+    for facts in reads:
+        merged.update(zip(map(_SEQ, facts), facts, strict=True))
+    return sorted(merged.values(), key=_SEQ, reverse=True)
+
+
 def _asks_a_kind(ctx: Scoring) -> bool:
     """Whether the question asks for a kind of answer ("which *team*", "when", "who"), so
     that a few facts of any relation are worth reading at the second hop."""
@@ -188,7 +197,6 @@ def described_paths(store: Store, ctx: Scoring, as_of: int | None, paths: Candid
     for predicate, _ in ranked[:2]:
         described = store.facts_with_predicate(predicate, as_of=as_of, limit=DESCRIBED_FACTS)
         pivots = sorted({f.subject for f in described} | {f.object for f in described})
-        onward: dict[str, list[Fact]] = {}
         # On from the described facts, as on from a named entity: the relations the
         # question names, and a few of any kind when it asks for a kind of answer.
         named = sorted(
@@ -196,15 +204,16 @@ def described_paths(store: Store, ctx: Scoring, as_of: int | None, paths: Candid
             for p, found in ctx.predicates.items()
             if max(found.values()) >= HOP_NAMED and (ctx.q.sibling or p != predicate)
         )
-        read: dict[int, Fact] = {}
+        reads: list[list[Fact]] = []
         if pivots and named:
-            read.update((f.seq, f) for f in store.facts_of(pivots, as_of=as_of, predicates=named))
+            reads.append(store.facts_of(pivots, as_of=as_of, predicates=named))
         if pivots and _asks_a_kind(ctx):
-            read.update(
-                (f.seq, f) for f in store.facts_of(pivots, as_of=as_of, limit=ANY_PREDICATE)
-            )
-        for fact in sorted(read.values(), key=_SEQ, reverse=True):
-            onward.setdefault(fact.subject, []).append(fact)
-            onward.setdefault(fact.object, []).append(fact)
+            reads.append(store.facts_of(pivots, as_of=as_of, limit=ANY_PREDICATE))
+        onward = {pivot: [] for pivot in pivots}  # (only the pivots are walked on from)
+        for fact in _newest_first(reads):
+            if fact.subject in onward:
+                onward[fact.subject].append(fact)
+            if fact.object in onward:
+                onward[fact.object].append(fact)
         for fact in described:
             ctx.score_described(fact, onward, paths)
