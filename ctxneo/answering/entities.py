@@ -188,6 +188,19 @@ def may_cover(surface: str, stems: frozenset[str]) -> bool:
     return identifier or bool(acronyms) or not stems.isdisjoint(name)
 
 
+def _may_cover_share(question: Question, surface: str, least: float) -> bool:
+    """Whether :func:`cover` may find at least ``least`` of ``surface`` covered: a prose
+    name's parts are covered only by words of their own stems, each at most fully, so
+    the share of its (weighted) parts whose stems the question has bounds its coverage."""
+    stems, identifier, acronyms = _surface(surface)
+    if identifier or acronyms or not stems:
+        return True
+    at = question.at
+    weights = [0.5 if n in STOPWORDS or len(n) == 1 else 1.0 for n in stems]
+    met = sum(w for n, w in zip(stems, weights, strict=True) if n in at)
+    return met / sum(weights) >= least
+
+
 def _may_anchor(stems: tuple[str, ...], at: Mapping[str, object]) -> bool:
     """Whether some distinctive stem of a name is a question word's, or two stems side by
     side are: without either, :func:`cover` anchors no part of a prose name."""
@@ -244,9 +257,12 @@ def link_entities(
             for st in name_stems(sf):
                 having.setdefault(st, set()).add(hit.name)
     links: list[Link] = []
+    least = min(threshold, distinctive)
     for hit in hits:
         best: Link | None = None
         for surface in (hit.name, *hit.aliases):
+            if not _may_cover_share(question, surface, least):
+                continue  # (its coverage could not reach ``least``: no link, as below)
             c = cover(question, surface)
             words = [question.words[p] for p in c.positions]
             if not c.exact and not any(len(w.word) > 1 and not w.stop for w in words):

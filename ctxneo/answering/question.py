@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ctxneo.text import Token, stem, tokens
 
@@ -138,9 +139,16 @@ class Question:
         return read_question(self.text, masked=self.masked | masked)
 
 
+@lru_cache(maxsize=256)
+def _words(text: str) -> tuple[Token, ...]:
+    """A text's tokens (immutable), kept for the few questions read last: a question is
+    read again once its names are linked."""
+    return tuple(tokens(text))
+
+
 def read_question(text: str, *, masked: frozenset[int] = frozenset()) -> Question:
     """Split a question into words and find its cues (history, provenance, count, siblings)."""
-    words = tuple(tokens(text))
+    words = _words(text)
     content = tuple(t for t in words if not t.stop)
     cue_words = [t for t in words if t.pos not in masked]
     stems = {t.stem for t in cue_words if not t.stop}
