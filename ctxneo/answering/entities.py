@@ -54,9 +54,9 @@ def _surface(surface: str) -> tuple[tuple[str, ...], bool, frozenset[str]]:
     return name_stems(surface), is_identifier(surface), acronyms
 
 
-def identifier_name(surface: str) -> bool:
-    """:func:`ctxneo.text.is_identifier`, read once per name."""
-    return _surface(surface)[1]
+def name_parts(surface: str) -> tuple[tuple[str, ...], bool, frozenset[str]]:
+    """A name's stems, whether it is an identifier, and its upper-case runs (read once)."""
+    return _surface(surface)
 
 
 @lru_cache(maxsize=100_000)
@@ -178,14 +178,6 @@ def cover(question: Question, surface: str) -> Cover:
         if i in matched:
             positions.update(dict.fromkeys(run, RELATED))
     return Cover(coverage, positions, exact, frozenset(stems[i] for i in matched))
-
-
-def may_cover(surface: str, stems: frozenset[str]) -> bool:
-    """Whether :func:`cover` may place a part of ``surface`` on a question word of one of
-    ``stems``: the parts of a prose name (no acronym, not an identifier) go only to
-    words of their own stems."""
-    name, identifier, acronyms = _surface(surface)
-    return identifier or bool(acronyms) or not stems.isdisjoint(name)
 
 
 def _may_cover_share(question: Question, surface: str, least: float) -> bool:

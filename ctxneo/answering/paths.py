@@ -142,9 +142,12 @@ def _walk_on(
     following: list[Walk] = []
     spent = {anchor: set(link.positions) for anchor, link in ctx.anchors.items()}
     for anchor, walked, far, ends, directions, predicates in frontier:
+        nexts = onward[far]
+        if not nexts:
+            continue
         seen = {f.seq for f in walked}
         step = ctx.extending(anchor, walked, ends, directions, predicates, paths)
-        for nxt in onward.get(far, ()):
+        for nxt in nexts:
             if nxt.seq in seen:
                 continue
             out = nxt.subject == far

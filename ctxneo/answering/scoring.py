@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ctxneo.answering.entities import Link, cover, identifier_name, may_cover
+from ctxneo.answering.entities import Link, cover, name_parts
 from ctxneo.answering.question import Question
 from ctxneo.answering.relations import Relations
 from ctxneo.answering.values import has_shape, person_like
@@ -103,6 +103,7 @@ class _End:
     mismatch: bool  # not of the shape asked for ("when" and no date)
 
 
+_NONE: dict[int, float] = {}  # (shared, never written: what most names explain)
 _PLAIN = _End({}, (), False)
 _MISMATCHED = _End({}, (), True)
 
@@ -171,7 +172,6 @@ class Scoring:
         self.values: set[str] = set()
         self._names: dict[str, tuple[float, dict[int, float]]] = {}
         self._shapes: dict[tuple[object, ...], _Claims | None] = {}
-        self._kinds: dict[str, dict[int, float]] = {}
         # The stems on the "which X" words, and those positions in the order they are read
         # when a name explains none of them.
         self._type_stems = frozenset(
@@ -198,41 +198,10 @@ class Scoring:
 
     def _name(self, name: str) -> tuple[float, dict[int, float]]:
         """How much of a node's name the question covers, and the positions it explains."""
-        if name not in self._names:
-            c = cover(self.q, name)
-            self._names[name] = c.coverage, c.positions
-        return self._names[name]
-
-    def _typed(self, answer: str) -> dict[int, float]:
-        """Question positions the answer itself explains: "which *team*" -> ``Payments_Team``,
-        "which *race*" -> "county council election", "*when*" -> a date."""
-        found = self._kinds.get(answer)
+        found = self._names.get(name)
         if found is None:
-            found = self._kinds[answer] = self._typed_uncached(answer)
-        return found
-
-    def _typed_uncached(self, answer: str) -> dict[int, float]:
-        q = self.q
-        type_positions = q.type_positions
-        # (the name is read only when a part of it may be on a "which X" word)
-        if type_positions and may_cover(answer, self._type_stems):
-            found = {
-                p: st * TYPE_WEIGHT
-                for p, st in self._name(answer)[1].items()
-                if p in type_positions
-            }
-            missing = type_positions - found.keys()
-        else:
-            found = {}
-            missing = self._untyped
-        for p in missing:
-            asked = q.words[p]
-            best = self.relations.name(asked.word, asked.stem, answer)
-            if best:
-                found[p] = best * TYPE_WEIGHT
-        if q.shape is not None and _shaped(answer, q.shape):
-            for p, w in self._shape_positions.items():
-                found[p] = max(found.get(p, 0.0), w)
+            c = cover(self.q, name)
+            found = self._names[name] = c.coverage, c.positions
         return found
 
     def _person(self, answer: str) -> dict[int, float]:
@@ -248,9 +217,10 @@ class Scoring:
         found = self._middles.get(name)
         if found is None:
             type_positions = self.q.type_positions
-            found = self._middles[name] = {
-                p: s for p, s in self._name(name)[1].items() if p not in type_positions
-            }
+            named = self._name(name)[1]
+            found = self._middles[name] = (
+                {p: s for p, s in named.items() if p not in type_positions} if named else _NONE
+            )
         return found
 
     def _end(self, answer: str) -> _End:
@@ -258,21 +228,48 @@ class Scoring:
         asked of one hop only, and the answer's own name, asked by lenient readings)."""
         found = self._ends.get(answer)
         if found is None:
-            type_positions = self.q.type_positions
-            typed = self._typed(answer)
-            echo = (
-                tuple((p, s) for p, s in self._name(answer)[1].items() if p not in type_positions)
-                if identifier_name(answer)
-                else ()
-            )
-            shape = self.q.shape
-            mismatch = shape is not None and not _shaped(answer, shape)
-            if typed or echo:
-                found = _End(typed, echo, mismatch)
-            else:  # most answers: nothing but maybe the wrong shape (one object for all)
-                found = _MISMATCHED if mismatch else _PLAIN
-            self._ends[answer] = found
+            found = self._ends[answer] = self._read_end(answer)
         return found
+
+    def _read_end(self, answer: str) -> _End:
+        """The question positions the answer itself explains ("which *team*" ->
+        ``Payments_Team``, "which *race*" -> "county council election", "*when*" -> a
+        date), the words an identifier answer echoes, and whether it has the wrong shape."""
+        q = self.q
+        type_positions = q.type_positions
+        stems, identifier, acronyms = name_parts(answer)
+        typed: dict[int, float] = {}
+        if type_positions:
+            # The name is read only when a part of it may be on a "which X" word: a prose
+            # name's parts go only to words of their own stems.
+            if identifier or acronyms or not self._type_stems.isdisjoint(stems):
+                typed = {
+                    p: st * TYPE_WEIGHT
+                    for p, st in self._name(answer)[1].items()
+                    if p in type_positions
+                }
+                missing = type_positions - typed.keys()
+            else:
+                missing = self._untyped
+            for p in missing:
+                asked = q.words[p]
+                best = self.relations.name(asked.word, asked.stem, answer)
+                if best:
+                    typed[p] = best * TYPE_WEIGHT
+        shape = q.shape
+        shaped = shape is not None and _shaped(answer, shape)
+        if shaped:
+            for p, w in self._shape_positions.items():
+                typed[p] = max(typed.get(p, 0.0), w)
+        echo = (
+            tuple((p, s) for p, s in self._name(answer)[1].items() if p not in type_positions)
+            if identifier
+            else ()
+        )
+        mismatch = shape is not None and not shaped
+        if typed or echo:
+            return _End(typed, echo, mismatch)
+        return _MISMATCHED if mismatch else _PLAIN  # most answers: one record for all
 
     def _start(self, anchor: str | None) -> tuple[tuple[tuple[int, float], ...], frozenset[int]]:
         """An anchor's name positions, sorted, and as a set: what its walks start with."""
