@@ -46,17 +46,24 @@ class Link:
         return sum(self.positions.values())
 
 
-@lru_cache(maxsize=100_000)
+#: Names read so far (a plain dict, filled up to a bound: looked up on every walk's end).
+_SURFACES: dict[str, tuple[tuple[str, ...], bool, frozenset[str]]] = {}
+_SURFACES_KEPT = 200_000
+
+
 def _surface(surface: str) -> tuple[tuple[str, ...], bool, frozenset[str]]:
     """What a name is made of, read once: its stems, whether it is an identifier, and its
     upper-case runs that may be initials (the ``PS`` of ``PS-05``)."""
-    acronyms = frozenset(m.group(0).lower() for m in _UPPER_RUN.finditer(surface))
-    return name_stems(surface), is_identifier(surface), acronyms
+    found = _SURFACES.get(surface)
+    if found is None:
+        acronyms = frozenset(m.group(0).lower() for m in _UPPER_RUN.finditer(surface))
+        found = (name_stems(surface), is_identifier(surface), acronyms)
+        if len(_SURFACES) < _SURFACES_KEPT:
+            _SURFACES[surface] = found
+    return found
 
 
-def name_parts(surface: str) -> tuple[tuple[str, ...], bool, frozenset[str]]:
-    """A name's stems, whether it is an identifier, and its upper-case runs (read once)."""
-    return _surface(surface)
+name_parts = _surface
 
 
 @lru_cache(maxsize=100_000)

@@ -82,16 +82,17 @@ Walk = tuple[str, tuple[Fact, ...], str, tuple[str, ...], tuple[str, ...], tuple
 def _beam(ctx: Scoring, frontier: list[Walk]) -> list[Walk]:
     """The walks of the :data:`BEAM_SHAPES` best shapes: all values of a relation stay
     together, and the work of the next hop is bounded by what the question asks."""
+    keys = [
+        (anchor, tuple([(f.predicate, f.subject == far) for f in walked]))
+        for anchor, walked, far, *_ in frontier
+    ]
+    if len(set(keys)) <= BEAM_SHAPES:
+        return frontier  # every shape is kept: no need to rank them
     shapes: dict[tuple[object, ...], float] = {}
-    keys = []
-    for anchor, walked, far, _, _, predicates in frontier:
-        shape = (anchor, tuple((f.predicate, f.subject == far) for f in walked))
-        keys.append(shape)
+    for (anchor, walked, far, _, _, predicates), shape in zip(frontier, keys, strict=True):
         score = ctx.partial(anchor, walked, far, predicates)
         if score > shapes.get(shape, -1.0):
             shapes[shape] = score
-    if len(shapes) <= BEAM_SHAPES:
-        return frontier
     kept = set(sorted(shapes, key=lambda k: (-shapes[k], str(k)))[:BEAM_SHAPES])
     return [w for w, shape in zip(frontier, keys, strict=True) if shape in kept]
 
