@@ -7,7 +7,9 @@ the question that the walk has not used yet, and from the second hop on only
 the predicates the question speaks of are read (through the stores' indexes),
 so a genre or a year with thousands of facts is never scanned wholesale. When
 the question names no entity but a relation ("the dataset that currently has
-an anomaly"), facts of that predicate anchor the walk instead.
+an anomaly"), facts of that predicate anchor the walk instead. On the last
+hop, a walk whose hops so far are not justified cannot score one hop on, so
+it is not walked on (and a middle only such walks reach is not read).
 """
 
 from __future__ import annotations

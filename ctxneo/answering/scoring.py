@@ -10,6 +10,16 @@ director as") for a hop that returns to the relation it came by. Every hop
 must explain something (or, for the last, be what the question asks for), and
 each hop after the first costs a little, so the question, not a label,
 decides how far to walk.
+
+A three-hop question may score thousands of walks, so what walks share is
+read once per question: what a shape of walk (anchor, predicates,
+directions) explains (:class:`_Base`), what an entity explains as a middle
+or as an answer (:class:`_End`), and the ways on from a walk in progress
+(:class:`_Hop`). A walk whose entities name no word scores as its shape
+does, with the same sums in the same order (so the same floats); the others
+go through the general rule (:meth:`Scoring._finish_named`). Scored walks go
+into :class:`~ctxneo.answering.candidates.Candidates`, which builds a
+:class:`Path` only for the walks a reading uses.
 """
 
 from __future__ import annotations
@@ -39,7 +49,7 @@ PERSON_WEIGHT = 0.4
 HOP_NAMED = 0.6
 
 
-#: What a name is made of, whatever the question: read once per name, not once per walk.
+#: Whether a name has a shape or reads as a person's, whatever the question: read once.
 _shaped = lru_cache(maxsize=65_536)(has_shape)
 _person_like = lru_cache(maxsize=65_536)(person_like)
 
