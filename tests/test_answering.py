@@ -11,6 +11,8 @@ import pytest
 
 from ctxneo.answering import DEFAULT_MIN_CONFIDENCE, judge
 from ctxneo.answering.question import read_question
+from ctxneo.answering.relations import Relations
+from ctxneo.meaning import WordVectors
 from ctxneo.memory import Memory
 from ctxneo.model import UNKNOWN, NewFact, render_values
 from ctxneo.stores.networkx import NetworkXStore
@@ -226,3 +228,14 @@ def test_a_two_hop_question_reads_the_past_as_of_a_point(memory: Memory) -> None
     question = "who leads the team that owns Checkout"
     assert memory.ask(question).values == ("Bob",)
     assert memory.ask(question, as_of=bob.seq - 1).values == ("Alice",)
+
+
+def test_word_meaning_is_measured_against_the_relations_of_the_memory_now() -> None:
+    # A word's likeness is kept between questions, but only for the relations it was
+    # measured against: "penned" stands out more for WRITTEN_BY among three relations.
+    used, fresh = Relations(meaning=WordVectors.default()), Relations(meaning=WordVectors.default())
+    q = read_question("Who penned Night Harbour?")
+    two = ["DIRECTED_BY", "WRITTEN_BY"]
+    three = [*two, "HAS_GENRE"]
+    assert used.match_all(q, two) == fresh.match_all(q, two)
+    assert used.match_all(q, three) == fresh.match_all(q, three) != fresh.match_all(q, two)

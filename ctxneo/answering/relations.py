@@ -109,6 +109,7 @@ class Relations:
         self.meaning: Meaning = meaning or NoMeaning()
         self._words: dict[tuple[str, str, str, str], float] = {}
         self._names: dict[tuple[str, str, str], float] = {}
+        self._centred: tuple[tuple[str, ...], dict[str, tuple[tuple[str, float], ...]]] = ((), {})
 
     def name(self, q_word: str, q_stem: str, name: str) -> float:
         """How well a question word stands for the best of a name's words (0: none)."""
@@ -183,19 +184,39 @@ class Relations:
         """Centred similarity of each question word to each predicate word."""
         if isinstance(self.meaning, NoMeaning) or not predicates:
             return {}
-        names = {w for p in predicates for w, _ in predicate_words(p)}
+        # A word's centred likenesses depend only on the word and the memory's predicates:
+        # kept per word while the predicates stay the same.
+        # (one (predicates, cache) pair, read once: a thread only fills a cache of its own
+        # predicates)
+        key = tuple(predicates)
+        kept_for, centred = self._centred
+        if kept_for != key:
+            centred = {}
+            self._centred = (key, centred)
         table: dict[tuple[int, str], float] = {}
         for t in words:
-            sims = {n: self.meaning.similarity(t.word, n) for n in names}
-            best_per_predicate = [
-                max((sims[w] for w, _ in predicate_words(p)), default=0.0) for p in predicates
-            ]
-            baseline = sum(best_per_predicate) / len(best_per_predicate)
-            for n, sim in sims.items():
-                centred = sim - baseline
-                if centred >= VECTOR_MIN:
-                    table[(t.pos, n)] = min(VECTOR_MAX, VECTOR_SCALE * centred)
+            found = centred.get(t.word)
+            if found is None:
+                found = self._centred_word(t.word, predicates)
+                if len(centred) < 50_000:
+                    centred[t.word] = found
+            for n, value in found:
+                table[(t.pos, n)] = value
         return table
+
+    def _centred_word(self, word: str, predicates: Sequence[str]) -> tuple[tuple[str, float], ...]:
+        names = {w for p in predicates for w, _ in predicate_words(p)}
+        sims = {n: self.meaning.similarity(word, n) for n in names}
+        best_per_predicate = [
+            max((sims[w] for w, _ in predicate_words(p)), default=0.0) for p in predicates
+        ]
+        baseline = sum(best_per_predicate) / len(best_per_predicate)
+        found = []
+        for n, sim in sims.items():
+            centred = sim - baseline
+            if centred >= VECTOR_MIN:
+                found.append((n, min(VECTOR_MAX, VECTOR_SCALE * centred)))
+        return tuple(found)
 
     def match(
         self,

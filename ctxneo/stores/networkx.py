@@ -679,8 +679,8 @@ class NetworkXStore(Store):
             w = math.log(1 + total / len(p))
             for name in candidates.keys() & p.keys():
                 weights[name].append(w)
-        scored = [(sum(ws), name) for name, ws in weights.items()]
-        best = sorted(scored, key=lambda sn: (-sn[0], sn[1]))[:limit]  # names are unique
+        # Best first, then by name (names are unique): sorted as plain tuples, no key.
+        best = sorted([(-sum(ws), name) for name, ws in weights.items()])[:limit]
         return [EntityHit(name, tuple(self._aliases.get(name, ()))) for _, name in best]
 
     @_locked
