@@ -168,10 +168,14 @@ def run_flat(scenario: Scenario, arch: str, *, variant: Variant | None = None) -
 def context_facts(answer: Answer, k: int) -> set[tuple[str, str, str]]:
     """The (subject, predicate, object) facts an answer asked at ``k`` puts in its context.
 
-    They are the answer's evidence and that of its first ``k`` readings.
+    They are the facts its ``context`` holds: the evidence of its first ``k``
+    readings and, with several readings, facts of the entities the question names.
     Facts are compared as triples, so a re-stated fact counts under either id.
     """
-    facts = [*answer.evidence, *(f for r in answer.readings[:k] for f in r.evidence)]
+    facts = answer.context_facts or [
+        *answer.evidence,
+        *(f for r in answer.readings[:k] for f in r.evidence),
+    ]
     return {(f.subject, f.predicate, f.object) for f in facts}
 
 

@@ -298,6 +298,7 @@ class Answer:
     reason: str = ""
     readings: tuple[Reading, ...] = ()
     candidate: Reading | None = None
+    context_facts: tuple[Fact, ...] = ()  # the facts ``context`` holds, in its order
 
     @property
     def known(self) -> bool:

@@ -239,3 +239,16 @@ def test_word_meaning_is_measured_against_the_relations_of_the_memory_now() -> N
     three = [*two, "HAS_GENRE"]
     assert used.match_all(q, two) == fresh.match_all(q, two)
     assert used.match_all(q, three) == fresh.match_all(q, three) != fresh.match_all(q, two)
+
+
+def test_several_readings_also_send_the_named_entitys_other_facts(memory: Memory) -> None:
+    films(memory)
+    memory.remember("Salt Flats", "FILMED_IN", "Utah")
+    memory.remember("Salt Flats", "FILMED_IN", "Nevada")  # supersedes: history is sent too
+    answer = memory.ask("Who directed Salt Flats?", k=3)
+    sent = {(f.subject, f.predicate, f.object) for f in answer.context_facts}
+    assert ("Salt Flats", "DIRECTED_BY", "Ines Varga") in sent
+    assert {("Salt Flats", "FILMED_IN", "Utah"), ("Salt Flats", "FILMED_IN", "Nevada")} <= sent
+    assert all(f.line() in answer.context for f in answer.context_facts)
+    one = memory.ask("Who directed Salt Flats?", k=1)
+    assert {f.predicate for f in one.context_facts} == {"DIRECTED_BY"}

@@ -39,6 +39,10 @@ __all__ = ["DEFAULT_MIN_CONFIDENCE", "Answerer", "Lexicon", "Relations"]
 
 DEFAULT_MIN_CONFIDENCE = 0.15
 MAX_ANCHORS = 4
+#: With several readings asked for, the context also holds this many facts of each of
+#: this many entities the question names, after the readings' evidence.
+AROUND_ENTITIES = 2
+AROUND_FACTS = 8
 CANDIDATES = 24  # entities the index proposes per question, best first
 #: "I", "my": the asking agent. ("we", "our" are the team, not the asker.)
 _FIRST_PERSON = {"i", "me", "my", "mine"}
@@ -73,19 +77,22 @@ class Answerer:
         threshold = DEFAULT_MIN_CONFIDENCE if min_confidence is None else min_confidence
         e = self.find(text, speaker=speaker, as_of=as_of, topic=topic)
         readings = self._readings(e, k)
+        around = self._around(e, as_of) if k > 1 else ()
         top = readings[0] if readings and e.finding.known else None
         unexplained = top is not None and _ignores_a_name(e)
         if top is not None and top.confidence >= threshold and not unexplained:
+            context, sent = compose_context(text, readings, max_tokens, around)
             return Answer(
                 text,
                 top.answer,
                 top.evidence,
-                compose_context(text, readings, max_tokens),
+                context,
                 top.reading,
                 top.values,
                 top.confidence,
                 "",
                 tuple(readings),
+                context_facts=sent,
             )
         if top is not None and not unexplained:
             reason = (
@@ -95,18 +102,33 @@ class Answerer:
         else:
             reason = self._why_unknown(e, as_of)
         evidence = () if top is not None else e.finding.evidence
+        context, sent = compose_context(text, readings, max_tokens, (*evidence, *around))
         return Answer(
             text,
             UNKNOWN,
             evidence,
-            compose_context(text, readings, max_tokens, evidence),
+            context,
             f"unknown: {reason}",
             (),
             top.confidence if top is not None else 0.0,
             reason,
             tuple(readings),
             top,
+            sent,
         )
+
+    def _around(self, e: judge.Evidence, as_of: int | None) -> tuple[Fact, ...]:
+        """The current facts of the entities the question names (the best-named first,
+        newest first, a few each): after the readings, what an LLM given several
+        readings may still need when none of them is the right one."""
+        named = sorted(
+            (lk for lk in e.links if lk.coverage >= 0.5),
+            key=lambda lk: (not lk.exact, -lk.coverage, lk.entity),
+        )[:AROUND_ENTITIES]
+        out: list[Fact] = []
+        for link in named:
+            out += self.store.facts_of([link.entity], as_of=as_of, history=True, limit=AROUND_FACTS)
+        return tuple(out)
 
     def _readings(self, e: judge.Evidence, k: int) -> list[Reading]:
         """The best reading and up to ``k - 1`` rival ones, each with its confidence."""
@@ -351,18 +373,18 @@ def compose_context(
     readings: Sequence[Reading],
     max_tokens: int | None,
     extra: Sequence[Fact] = (),
-) -> str:
-    """What an LLM is sent: the question, then each reading's evidence facts, best reading
-    first, each fact once; whole facts are left out from the last reading up to keep
-    within ``max_tokens``."""
+) -> tuple[str, tuple[Fact, ...]]:
+    """What an LLM is sent, and the facts in it: the question, then each reading's
+    evidence facts, best reading first, then ``extra`` facts, each fact once; whole
+    facts are left out from the end to keep within ``max_tokens``."""
     lines = [f"Q: {question}"]
-    seen: set[int] = set()
+    sent: dict[int, Fact] = {}
     for fact in [*(f for r in readings for f in r.evidence), *extra]:
-        if fact.seq in seen:
+        if fact.seq in sent:
             continue
-        seen.add(fact.seq)
         line = fact.line()
         if max_tokens is not None and estimate_tokens("\n".join([*lines, line])) > max_tokens:
             break
+        sent[fact.seq] = fact
         lines.append(line)
-    return "\n".join(lines)
+    return "\n".join(lines), tuple(sent.values())
