@@ -203,17 +203,7 @@ def run_graph(
     out = []
     for turn in scenario.turns if variant is None else variant.scenario.turns:
         if turn.turn_type == "fact":
-            assert turn.subject and turn.predicate and turn.object
-            pending.append(
-                NewFact(
-                    turn.subject,
-                    turn.predicate,
-                    turn.object,
-                    turn.speaker,
-                    turn.turn_id,
-                    turn.fact_id,
-                )
-            )
+            pending.append(turn.as_fact())
         elif _asked(turn, variant):
             if pending:
                 memory.store.remember_many(pending)

@@ -233,6 +233,13 @@ class Turn:
     def graded(self) -> bool:
         return self.turn_type == "query" and self.ground_truth is not None
 
+    def as_fact(self) -> NewFact:
+        """The fact a fact turn states, with its speaker, turn and id."""
+        assert self.subject and self.predicate and self.object, "not a fact turn"
+        return NewFact(
+            self.subject, self.predicate, self.object, self.speaker, self.turn_id, self.fact_id
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Scenario:

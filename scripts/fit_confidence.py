@@ -31,7 +31,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
 from ctxneo.answering import Answerer, judge
 from ctxneo.memory import Memory
-from ctxneo.model import NewFact, Scenario, Turn
+from ctxneo.model import Scenario, Turn
 from ctxneo.scenarios import expand_paths, load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,17 +52,7 @@ def answered(scenario: Scenario, only: Turn | None = None) -> Iterator[tuple[Tur
         memory.alias(phrase, entity)
     for turn in scenario.turns:
         if turn.turn_type == "fact":
-            assert turn.subject and turn.predicate and turn.object
-            memory.store.remember(
-                NewFact(
-                    turn.subject,
-                    turn.predicate,
-                    turn.object,
-                    turn.speaker,
-                    turn.turn_id,
-                    turn.fact_id,
-                )
-            )
+            memory.store.remember(turn.as_fact())
         elif turn.graded and (only is None or turn.turn_id == only.turn_id):
             yield turn, answerer.find(turn.text, speaker=turn.speaker)
     memory.close()
