@@ -19,11 +19,11 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Protocol
 
 from ctxneo.answering.entities import EXACT, PREFIX, RELATED
 from ctxneo.answering.question import Question
 from ctxneo.errors import ConfigError
+from ctxneo.meaning import Meaning, NoMeaning
 from ctxneo.text import STOPWORDS, Token, name_stems, split_words, stem
 
 HINT_WEIGHT = 0.8
@@ -36,19 +36,6 @@ VECTOR_MAX = 0.75
 PARTICLE_BONUS = 0.25
 _HINT_PARTICLES = {stem("location"): {"in", "at"}, stem("date"): {"on"}}
 _PARTICLES = {"on", "by", "to", "at", "in", "for", "from", "with", "of", "into", "onto"}
-
-
-class Meaning(Protocol):
-    """Word meaning: the cosine similarity of two lower-case words, in [-1, 1]."""
-
-    def similarity(self, a: str, b: str) -> float: ...
-
-
-class NoMeaning:
-    """Words only: no two different words mean the same."""
-
-    def similarity(self, a: str, b: str) -> float:
-        return 0.0
 
 
 class Lexicon:
