@@ -52,12 +52,20 @@ class Meaning(Protocol):
         """Cosine similarity of two lower-case words, in [-1, 1]; 0.0 when unknown."""
         ...
 
+    def common_word(self, word: str) -> bool:
+        """Whether ``word`` (lower case) is a word of the language in its own right, not a
+        name or handle made up of pieces ("timber", "fixed": yes; "mbalogun": no)."""
+        ...
+
 
 class NoMeaning:
     """A :class:`Meaning` that knows no word: every similarity is 0.0 (words only)."""
 
     def similarity(self, a: str, b: str) -> float:
         return 0.0
+
+    def common_word(self, word: str) -> bool:
+        return False
 
 
 def normalise(word: str) -> str:
@@ -185,6 +193,10 @@ class WordVectors:
             else:
                 out.extend(wordpiece(part, self._index) or ())
         return out
+
+    def common_word(self, word: str) -> bool:
+        """Whether ``word`` is a whole piece of the table's vocabulary (a common word)."""
+        return word.isalpha() and word in self._index
 
     def vector(self, word: str) -> np.ndarray | None:
         """The unit vector of ``word`` (float32), or None when it has no letter or no

@@ -213,6 +213,29 @@ def test_the_memory_that_lost_a_fact_says_unknown_instead_of_another_value(
     assert "retracted" in memory.ask("Which team owns payments?").reason
 
 
+def test_a_value_of_another_kind_than_asked_is_not_the_answer(memory: Memory) -> None:
+    memory.remember("MV_Tern", "CARGO", "timber")
+    memory.remember("Session_07", "BOOKED_FOR", "19 June")
+    # "who" asks for someone: a common word in lower case names no one...
+    assert memory.ask("Who is skippering the MV Tern?", min_confidence=0.0).answer == UNKNOWN
+    # ...and "who" or "where" is not answered by a date.
+    assert memory.ask("Who booked session 07?", min_confidence=0.0).answer == UNKNOWN
+    assert memory.ask("Where is session 07?", min_confidence=0.0).answer == UNKNOWN
+    assert memory.ask("When is session 07?").values == ("19 June",)
+    memory.remember("MV_Tern", "CAPTAIN", "Ingrid Solberg")
+    assert memory.ask("Who is skippering the MV Tern?").values == ("Ingrid Solberg",)
+
+
+def test_the_entity_a_question_names_does_not_answer_it(memory: Memory) -> None:
+    memory.remember("Customer_Larkspur", "HAS_PLAN", "Enterprise Plus")
+    memory.remember("Ticket_8812", "REPORTED_BY", "Customer_Larkspur")
+    asked = "What priority did ticket 8812 start out with?"
+    assert memory.ask(asked, min_confidence=0.0).answer == UNKNOWN
+    memory.remember("Ticket_8812", "HAS_PRIORITY", "P3")
+    memory.remember("Ticket_8812", "HAS_PRIORITY", "P1")
+    assert memory.ask(asked).values == ("P3",)
+
+
 def test_a_clause_before_the_question_is_not_the_question() -> None:
     q = read_question("When TC-88A was first flagged, what condition was it in?")
     assert q.wh is not None and q.wh.word == "what"

@@ -56,6 +56,12 @@ def test_both_classes_implement_meaning(wv):
     assert NoMeaning().similarity("writer", "writer") == 0.0
 
 
+def test_common_words_are_told_from_made_up_names(wv):
+    assert wv.common_word("timber") and wv.common_word("fixed")
+    assert not wv.common_word("mbalogun") and not wv.common_word("bug4410")
+    assert not NoMeaning().common_word("timber")
+
+
 @pytest.mark.parametrize(
     ("word", "near", "far"),
     [

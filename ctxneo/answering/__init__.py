@@ -29,7 +29,8 @@ from ctxneo.answering.entities import Link, cover, link_entities
 from ctxneo.answering.question import FILLER, STATED, Question, lookup_keys, read_question
 from ctxneo.answering.relations import Lexicon, Relations
 from ctxneo.answering.scoring import Path, Scoring
-from ctxneo.answering.values import has_shape
+from ctxneo.answering.values import has_shape, only_a_measure
+from ctxneo.meaning import Meaning
 from ctxneo.model import UNKNOWN, Answer, Fact, Reading, render_values
 from ctxneo.stores.base import Store
 from ctxneo.text import is_identifier, name_stems
@@ -46,6 +47,7 @@ AROUND_FACTS = 8
 CANDIDATES = 24  # entities the index proposes per question, best first
 #: "I", "my": the asking agent. ("we", "our" are the team, not the asker.)
 _FIRST_PERSON = {"i", "me", "my", "mine"}
+_ASKS_PERSON_OR_PLACE = {"who", "whom", "whose", "where"}
 
 
 class Answerer:
@@ -79,7 +81,7 @@ class Answerer:
         readings = self._readings(e, k)
         around = self._around(e, as_of) if k > 1 else ()
         top = readings[0] if readings and e.finding.known else None
-        unexplained = top is not None and _ignores_a_name(e)
+        unexplained = top is not None and _answers_another_question(e, self.relations.meaning)
         if top is not None and top.confidence >= threshold and not unexplained:
             context, sent = compose_context(text, readings, max_tokens, around)
             return Answer(
@@ -304,6 +306,21 @@ class Answerer:
         return top, found
 
 
+def _answers_another_question(e: judge.Evidence, meaning: Meaning) -> bool:
+    """Whether the best reading, however well it scores, answers some other question
+    than the one asked; then it is never the answer (see the three checks)."""
+    return _ignores_a_name(e) or _of_another_kind(e, meaning) or _names_itself(e)
+
+
+def _names_itself(e: judge.Evidence) -> bool:
+    """Whether every value is an entity the question names in full: "what priority did
+    ticket 8812 start with" is not answered by ticket 8812. (Who *stated* something
+    named is answered by the agent, not the name.)"""
+    if "provenance" in e.finding.reading or e.ctx is None:
+        return False
+    return all(v in e.ctx.mentioned for v in e.finding.values)
+
+
 def _ignores_a_name(e: judge.Evidence) -> bool:
     """Whether the best reading leaves out what the question is about, and so answers about
     something else: it walks past an entity the question names in full, or it describes
@@ -333,13 +350,6 @@ def _ignores_a_name(e: judge.Evidence) -> bool:
         named = {p for m in e.ctx.predicates.values() for p, w in m.items() if w >= 0.99}
         if not q.type_positions & top.explained and named - top.explained - q.type_positions:
             return True
-    provenance = "provenance" in e.finding.reading
-    if (
-        q.shape is not None
-        and not provenance
-        and not any(has_shape(v, q.shape) for v in e.finding.values)
-    ):
-        return True  # "when", "what date", "how much": a value of no such shape answers not
     if top.anchor is not None:
         return False
     if any(lk.coverage >= 0.5 for lk in ignored):
@@ -349,6 +359,23 @@ def _ignores_a_name(e: judge.Evidence) -> bool:
         p not in top.explained and p not in cues and q.words[p].word not in FILLER
         for p in e.name_words
     )
+
+
+def _of_another_kind(e: judge.Evidence, meaning: Meaning) -> bool:
+    """Whether the values are of a kind the question word rules out, so that the reading
+    answers some other question: "when", "what date", "how much" asks for a value of that
+    shape; "who" and "where" for someone or somewhere, which a date or a quantity ("10
+    March", "45 seconds") is not; "who" for someone, whom a common word written in lower
+    case ("fixed", "timber") does not name. Who *stated* a fact is answered by an agent."""
+    q, values = e.q, e.finding.values
+    if "provenance" in e.finding.reading or not values:
+        return False
+    if q.shape is not None:
+        return not any(has_shape(v, q.shape) for v in values)
+    asks_someone_somewhere = q.wh is not None and q.wh.word in _ASKS_PERSON_OR_PLACE
+    if asks_someone_somewhere and all(only_a_measure(v) for v in values):
+        return True
+    return q.asks_person and all(meaning.common_word(v) for v in values)
 
 
 def _a_name(q: Question, link: Link) -> bool:

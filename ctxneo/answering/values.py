@@ -39,6 +39,16 @@ def has_shape(value: str, shape: str) -> bool:
     return bool(_SHAPES[shape].search(value))
 
 
+def only_a_measure(value: str) -> bool:
+    """Whether a value is nothing but a date, a time, a duration or an amount ("10 March",
+    "07:15", "45 seconds", "June 2028"): what is left once those are taken out has no word.
+    ("Room 3.14" is a room with a number in it, not a time.)"""
+    rest = value
+    for shape in _SHAPES.values():
+        rest = shape.sub(" ", rest)
+    return not re.search(r"[^\W\d_]{2,}", rest) and rest != value
+
+
 def person_like(name: str) -> bool:
     """Whether a name could answer "who": a handle or a short proper name, not a phrase,
     a quantity or a code ("15 minutes", "late delivery", "S14", "INV-2")."""
