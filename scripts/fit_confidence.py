@@ -29,7 +29,9 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
-from ctxneo.answering import Answerer, judge
+from ctxneo.answering import Answerer, answers_another_question, judge
+from ctxneo.answering.relations import Relations
+from ctxneo.meaning import WordVectors
 from ctxneo.memory import Memory
 from ctxneo.model import Scenario, Turn
 from ctxneo.scenarios import expand_paths, load_suite
@@ -42,10 +44,14 @@ OUT = Path(
 )
 
 
+#: How the answerer reads words (the default, as a Memory reads them).
+MEANING = WordVectors.default()
+
+
 def answered(scenario: Scenario, only: Turn | None = None) -> Iterator[tuple[Turn, judge.Evidence]]:
     """Replay ``scenario`` and read every graded query (or only ``only``) as the benchmark does."""
     memory = Memory.open()
-    answerer = Answerer(memory.store, calibration=None)
+    answerer = Answerer(memory.store, Relations(meaning=MEANING))
     if scenario.multi_valued_predicates:
         memory.declare_multi_valued(*sorted(scenario.multi_valued_predicates))
     for phrase, entity in scenario.aliases:
@@ -65,7 +71,7 @@ def examples(paths: list[Path]) -> tuple[list[list[float]], list[int], dict[str,
     for scenario in load_suite(paths):
         for turn, e in answered(scenario):
             counts["answerable"] += 1
-            if not e.finding.known:
+            if not e.finding.known or answers_another_question(e, MEANING):
                 continue
             right = bool(grade(Answerer.render(e), turn.ground_truth))
             counts["answerable_right"] += right
@@ -76,7 +82,7 @@ def examples(paths: list[Path]) -> tuple[list[list[float]], list[int], dict[str,
                 continue
             counts["unanswerable"] += 1
             for _, e in answered(variant.scenario, variant.query):
-                if e.finding.known:
+                if e.finding.known and not answers_another_question(e, MEANING):
                     counts["unanswerable_answered"] += 1
                     rows.append([judge.features(e)[f] for f in judge.FEATURES])
                     labels.append(0)
@@ -91,7 +97,7 @@ def kgqa_examples(
     The benchmark reports the first ``skip`` of each hop, so these stay apart from it."""
     memory = Memory.open()
     kgqa.load(memory, kgqa.read_kb(kb))
-    answerer = Answerer(memory.store, calibration=None)
+    answerer = Answerer(memory.store, Relations(meaning=MEANING))
     rows: list[list[float]] = []
     labels: list[int] = []
     chosen: list[kgqa.KGQuestion] = []
@@ -100,7 +106,7 @@ def kgqa_examples(
         chosen += of_hop[skip : skip + per_hop]
     for q in chosen:
         e = answerer.find(kgqa.words_only(q.question))
-        if e.finding.known:
+        if e.finding.known and not answers_another_question(e, MEANING):
             rows.append([judge.features(e)[f] for f in judge.FEATURES])
             labels.append(int(kgqa.grade(e.finding.values, q.answers)[0]))
     memory.close()

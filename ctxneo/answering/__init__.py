@@ -30,7 +30,7 @@ from ctxneo.answering.question import FILLER, STATED, Question, lookup_keys, rea
 from ctxneo.answering.relations import Lexicon, Relations
 from ctxneo.answering.scoring import Path, Scoring
 from ctxneo.answering.values import has_shape, only_a_measure
-from ctxneo.meaning import Meaning
+from ctxneo.meaning import Meaning, WordVectors
 from ctxneo.model import UNKNOWN, Answer, Fact, Reading, render_values
 from ctxneo.stores.base import Store
 from ctxneo.text import is_identifier, name_stems
@@ -60,7 +60,8 @@ class Answerer:
         calibration: judge.Calibration | None = None,
     ) -> None:
         self.store = store
-        self.relations = relations or Relations()
+        # By default it reads as a Memory does: the lexicon and the shipped word vectors.
+        self.relations = relations or Relations(meaning=WordVectors.default())
         self.calibration = calibration or judge.default_calibration()
 
     def ask(
@@ -81,7 +82,7 @@ class Answerer:
         readings = self._readings(e, k)
         around = self._around(e, as_of) if k > 1 else ()
         top = readings[0] if readings and e.finding.known else None
-        unexplained = top is not None and _answers_another_question(e, self.relations.meaning)
+        unexplained = top is not None and answers_another_question(e, self.relations.meaning)
         if top is not None and top.confidence >= threshold and not unexplained:
             context, sent = compose_context(text, readings, max_tokens, around)
             return Answer(
@@ -306,19 +307,23 @@ class Answerer:
         return top, found
 
 
-def _answers_another_question(e: judge.Evidence, meaning: Meaning) -> bool:
+def answers_another_question(e: judge.Evidence, meaning: Meaning) -> bool:
     """Whether the best reading, however well it scores, answers some other question
     than the one asked; then it is never the answer (see the three checks)."""
     return _ignores_a_name(e) or _of_another_kind(e, meaning) or _names_itself(e)
 
 
 def _names_itself(e: judge.Evidence) -> bool:
-    """Whether every value is an entity the question names in full: "what priority did
-    ticket 8812 start with" is not answered by ticket 8812. (Who *stated* something
-    named is answered by the agent, not the name.)"""
-    if "provenance" in e.finding.reading or e.ctx is None:
+    """Whether every value is an entity the question names as written, as what it is about:
+    "what priority did ticket 8812 start with" is not answered by ticket 8812. (A name
+    that takes in the "which X" noun is the kind asked for: "which *team* owned
+    payments" may be Payments_Team. Who *stated* something is answered by the agent.)"""
+    if "provenance" in e.finding.reading:
         return False
-    return all(v in e.ctx.mentioned for v in e.finding.values)
+    about = {
+        lk.entity for lk in e.links if lk.exact and not lk.positions.keys() & e.q.type_positions
+    }
+    return all(v in about for v in e.finding.values)
 
 
 def _ignores_a_name(e: judge.Evidence) -> bool:
