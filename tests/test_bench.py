@@ -58,6 +58,18 @@ def test_bench_json_is_one_document_with_summary_and_queries(tmp_path: Path) -> 
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_an_existing_plot_is_replaced_only_with_force(tmp_path: Path) -> None:
+    plot = tmp_path / "bench.png"
+    plot.write_bytes(b"keep me")
+    for args in (["bench", "--plot", str(plot)], ["bench", "scale", "--plot", str(plot)]):
+        refused = CliRunner().invoke(main, [*args, "--silent"])
+        assert refused.exit_code == 2, refused.output
+        assert "already exists: give --force to replace it" in refused.output
+    assert plot.read_bytes() == b"keep me"  # refused before any work, nothing written
+    bench("--plot", str(plot), "--force", "--arch", "graph", "--no-unanswerable")
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_the_baselines_score_at_least_the_seeds_published_figures(seed_scenarios: Path) -> None:
     doc = bench("--scenarios", str(seed_scenarios))
     scores = {r["architecture"]: r["correct"] for r in doc["summary"]}

@@ -16,6 +16,7 @@ from rich.table import Table
 from ctxneo.bench import durability, harness, kgqa, reliability, report, scale, token_scaling
 from ctxneo.cli.group import CtxneoGroup
 from ctxneo.cli.options import (
+    check_plot,
     connection_options,
     emit_json,
     friendly_errors,
@@ -144,6 +145,7 @@ def bench(
     details: bool,
     calibration: bool,
     plot_path: Path | None,
+    force_plot: bool,
     silent: bool,
     markdown: bool,
     as_json: bool,
@@ -169,6 +171,7 @@ def bench(
     """
     if ctx.invoked_subcommand is not None:
         return
+    check_plot(plot_path, force_plot)
     archs = _architectures(arch)
     scenarios = load_suite(paths or shipped_suite())  # validated whole before anything runs
     factories = memory_factories(backend, neo4j) if "graph" in archs else {}
@@ -299,6 +302,7 @@ def scale_cmd(
     backend: str,
     sizes: str,
     plot_path: Path | None,
+    force_plot: bool,
     markdown: bool,
     silent: bool,
     as_json: bool,
@@ -311,6 +315,7 @@ def scale_cmd(
     asked direct and two-hop questions in words; the workload knows the right
     answers. Embedded sizes each run in a fresh process.
     """
+    check_plot(plot_path, force_plot)
     try:
         counts = [int(x.replace("_", "")) for x in sizes.split(",") if x.strip()]
     except ValueError as e:

@@ -23,12 +23,26 @@ markdown_option = click.option("--markdown", is_flag=True, help="Print the table
 
 
 def plot_option(what: str) -> Callable[[F], F]:
-    return click.option(  # type: ignore[return-value]
-        "--plot",
-        "plot_path",
-        type=click.Path(dir_okay=False, path_type=Path),
-        help=f"Write a PNG of {what}.",
-    )
+    """``--plot FILE`` and ``--force``; the command calls :func:`check_plot` before it runs."""
+
+    def decorate(f: F) -> F:
+        f = click.option(
+            "--force", "force_plot", is_flag=True, help="Replace the --plot file if it exists."
+        )(f)
+        return click.option(  # type: ignore[return-value]
+            "--plot",
+            "plot_path",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help=f"Write a PNG of {what} (an existing file is replaced only with --force).",
+        )(f)
+
+    return decorate
+
+
+def check_plot(plot_path: Path | None, force: bool) -> None:
+    """Refuse, before any work, to overwrite an existing plot without --force."""
+    if plot_path is not None and plot_path.exists() and not force:
+        raise click.UsageError(f"{plot_path} already exists: give --force to replace it")
 
 
 def json_option(f: F) -> F:
