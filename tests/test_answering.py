@@ -215,17 +215,17 @@ def test_the_memory_that_lost_a_fact_says_unknown_instead_of_another_value(
 
 def test_a_value_of_another_kind_than_asked_is_not_the_answer(memory: Memory) -> None:
     memory.remember("MV_Tern", "CARGO", "timber")
-    memory.remember("Session_07", "BOOKED_FOR", "19 June")
+    memory.remember("Workshop_3", "BOOKED_FOR", "2 May")
     # "who" asks for someone: a common word in lower case names no one...
     assert memory.ask("Who is skippering the MV Tern?", min_confidence=0.0).answer == UNKNOWN
     # ...and "who" or "where" is not answered by a date.
-    assert memory.ask("Who booked session 07?", min_confidence=0.0).answer == UNKNOWN
-    assert memory.ask("Where is session 07?", min_confidence=0.0).answer == UNKNOWN
-    assert memory.ask("When is session 07?").values == ("19 June",)
+    assert memory.ask("Who booked workshop 3?", min_confidence=0.0).answer == UNKNOWN
+    assert memory.ask("Where is workshop 3 happening?", min_confidence=0.0).answer == UNKNOWN
+    assert memory.ask("When is workshop 3?").values == ("2 May",)
     # "which X" picks a thing, which a time is not, unless X is a measure of time.
-    memory.remember("K14", "DEPARTS_AT", "07:15")
-    assert memory.ask("Which ship is doing K14?", min_confidence=0.0).answer == UNKNOWN
-    assert memory.ask("Which hour does K14 leave?", min_confidence=0.0).values == ("07:15",)
+    memory.remember("Route_R9", "DEPARTS_AT", "07:15")
+    assert memory.ask("Which van is doing route R9?", min_confidence=0.0).answer == UNKNOWN
+    assert memory.ask("Which hour does route R9 leave?", min_confidence=0.0).values == ("07:15",)
     memory.remember("MV_Tern", "CAPTAIN", "Ingrid Solberg")
     assert memory.ask("Who is skippering the MV Tern?").values == ("Ingrid Solberg",)
 
