@@ -231,13 +231,13 @@ def test_a_value_of_another_kind_than_asked_is_not_the_answer(memory: Memory) ->
 
 
 def test_the_entity_a_question_names_does_not_answer_it(memory: Memory) -> None:
-    memory.remember("Customer_Larkspur", "HAS_PLAN", "Enterprise Plus")
-    memory.remember("Ticket_8812", "REPORTED_BY", "Customer_Larkspur")
-    asked = "What priority did ticket 8812 start out with?"
-    assert memory.ask(asked, min_confidence=0.0).answer == UNKNOWN
-    memory.remember("Ticket_8812", "HAS_PRIORITY", "P3")
-    memory.remember("Ticket_8812", "HAS_PRIORITY", "P1")
-    assert memory.ask(asked).values == ("P3",)
+    memory.remember("Customer_Orla", "HAS_PLAN", "Gold Support")
+    memory.remember("Incident_552", "REPORTED_BY", "Customer_Orla")
+    asked = "What severity did incident 552 start out with?"
+    assert memory.ask(asked, min_confidence=0.0).answer == UNKNOWN  # not Incident_552
+    memory.remember("Incident_552", "HAS_SEVERITY", "SEV3")
+    memory.remember("Incident_552", "HAS_SEVERITY", "SEV1")
+    assert memory.ask(asked).values == ("SEV3",)
 
 
 def test_a_clause_before_the_question_is_not_the_question() -> None:

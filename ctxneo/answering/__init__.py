@@ -318,7 +318,7 @@ def answers_another_question(e: judge.Evidence, meaning: Meaning) -> bool:
 
 def _names_itself(e: judge.Evidence) -> bool:
     """Whether every value is an entity the question names as written, as what it is about:
-    "what priority did ticket 8812 start with" is not answered by ticket 8812. (A name
+    "what severity did incident 552 start with" is not answered by Incident_552. (A name
     that takes in the "which X" noun is the kind asked for: "which *team* owned
     payments" may be Payments_Team. Who *stated* something is answered by the agent.)"""
     if "provenance" in e.finding.reading:
