@@ -81,17 +81,22 @@ def local(neo4j_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     if neo4j_server.local is not None:
         yield neo4j_server.local
         return
-    server = LocalNeo4j(tmp_path_factory.mktemp("local") / "neo4j")
+    server = _started(LocalNeo4j(tmp_path_factory.mktemp("local") / "neo4j"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _started(server: LocalNeo4j) -> LocalNeo4j:
+    """``server`` started, or the test skipped (failed under CTXNEO_REQUIRE_NEO4J=1)."""
     try:
         server.start()
     except Neo4jLaunchError as e:
         if os.environ.get("CTXNEO_REQUIRE_NEO4J") == "1":
             raise
         pytest.skip(f"the jar-launched Neo4j cannot start here: {e}")
-    try:
-        yield server
-    finally:
-        server.stop()
+    return server
 
 
 def driver(server: LocalNeo4j, auth: Any) -> Any:
@@ -195,17 +200,37 @@ def test_start_export_prints_what_a_shell_needs(local: LocalNeo4j) -> None:
     assert local_credentials(f"bolt://example.com:{info.port}", local.data_dir) is None
 
 
+def test_every_command_finds_the_local_servers_password(local: LocalNeo4j, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from ctxneo.cli import main
+
+    info = local.status()
+    assert info is not None
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "neo4j-data").symlink_to(local.data_dir)  # the default data directory is this one
+    env = {"CTXNEO_HOME": str(home), "NEO4J_PASSWORD": "", "NEO4J_USER": ""}
+    journal = tmp_path / "m.jsonl"
+    namespace = f"local_creds_{os.getpid()}"
+    exported = str(tmp_path / "x.jsonl")
+    commands = [
+        ["remember", "A", "OWNS", "B", "--store", str(journal)],
+        ["load", str(journal), "--to-uri", info.uri, "--namespace", namespace],
+        ["stats", "--uri", info.uri, "--namespace", namespace],
+        ["export", "--from-uri", info.uri, "--namespace", namespace, "-o", exported],
+        ["clear", "--uri", info.uri, "--namespace", namespace, "--yes"],
+    ]
+    for args in commands:
+        result = CliRunner(env=env).invoke(main, args)
+        assert result.exit_code == 0, (args, result.output)
+
+
 @pytest.mark.neo4j
 @pytest.mark.slow
 def test_a_lost_password_is_replaced_before_bolt_listens(tmp_path: Path) -> None:
     # A server of its own: this one is stopped and restarted.
-    server = LocalNeo4j(tmp_path / "neo4j")
-    try:
-        server.start()
-    except Neo4jLaunchError as e:
-        if os.environ.get("CTXNEO_REQUIRE_NEO4J") == "1":
-            raise
-        pytest.skip(f"the jar-launched Neo4j cannot start here: {e}")
+    server = _started(LocalNeo4j(tmp_path / "neo4j"))
     try:
         old = server.password()
         server.stop()

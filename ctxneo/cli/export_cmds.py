@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ctxneo.cli.bench_cmds import progress_bar
-from ctxneo.cli.options import friendly_errors, silent_option
+from ctxneo.cli.options import credential_options, friendly_errors, silent_option
 from ctxneo.errors import CtxneoError, LoadFileError
 from ctxneo.export import read_journal, read_load_file, write_file, write_journal, write_script
 from ctxneo.model import NewFact, Scenario, check_namespace
@@ -38,31 +38,6 @@ def scenario_store(scenario: Scenario) -> NetworkXStore:
         ]
     )
     return store
-
-
-def credential_options(f: Any) -> Any:
-    """--user/--password/--database for the Neo4j a command reads or writes."""
-    for decorator in reversed(
-        [
-            click.option(
-                "--user",
-                envvar="NEO4J_USER",
-                default="neo4j",
-                show_default=True,
-                help="Neo4j user. [env: NEO4J_USER]",
-            ),
-            click.option(
-                "--password", envvar="NEO4J_PASSWORD", help="Neo4j password. [env: NEO4J_PASSWORD]"
-            ),
-            click.option(
-                "--database",
-                envvar="NEO4J_DATABASE",
-                help="Neo4j database (default: the server's). [env: NEO4J_DATABASE]",
-            ),
-        ]
-    ):
-        f = decorator(f)
-    return f
 
 
 def _given(*names: str) -> list[str]:

@@ -82,17 +82,12 @@ def _local_credentials(f: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def connection_options(f: F) -> F:
-    """--uri/--user/--password/--database, defaulting to the NEO4J_* variables."""
+def credential_options(f: F) -> F:
+    """--user/--password/--database, defaulting to the NEO4J_* variables; the local
+    server's password is found by itself (:func:`_local_credentials`)."""
     f = _local_credentials(f)
     for decorator in reversed(
         [
-            click.option(
-                "--uri",
-                envvar="NEO4J_URI",
-                callback=_uri,
-                help="Neo4j URI (bolt://, neo4j://, neo4j+s://...). [env: NEO4J_URI]",
-            ),
             click.option(
                 "--user",
                 envvar="NEO4J_USER",
@@ -117,6 +112,16 @@ def connection_options(f: F) -> F:
     ):
         f = decorator(f)
     return f
+
+
+def connection_options(f: F) -> F:
+    """--uri and the credential options."""
+    return click.option(  # type: ignore[return-value]
+        "--uri",
+        envvar="NEO4J_URI",
+        callback=_uri,
+        help="Neo4j URI (bolt://, neo4j://, neo4j+s://...). [env: NEO4J_URI]",
+    )(credential_options(f))
 
 
 def neo4j_options(f: F) -> F:
