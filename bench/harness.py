@@ -17,6 +17,7 @@ Beside accuracy the harness measures two things an agent relies on:
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -24,11 +25,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ctxneo.bench.baselines import RawHistoryDump, VectorRAG, transcript_line
+from ctxneo.bench.diagnose import stages
 from ctxneo.bench.tokens import estimate_tokens
 from ctxneo.bench.variants import Variant, unanswerable_variants
 
 from ctxneo.memory import Memory
-from ctxneo.model import UNKNOWN, Answer, NewFact, Scenario, Turn
+from ctxneo.model import UNKNOWN, Answer, Scenario, Turn
+from ctxneo.scenarios import write_turns
 
 ARCHITECTURES = ("raw", "rag", "graph")
 ARCH_LABELS = {"raw": "raw dump", "rag": "vector RAG", "graph": "context graph"}
@@ -71,16 +74,39 @@ class QueryRecord:
     recall: dict[str, bool] = field(default_factory=dict)
     context_tokens: dict[str, int] = field(default_factory=dict)
     context: str = ""
+    #: The answer funnel of this query (``--diagnose``): see :mod:`ctxneo.bench.diagnose`.
+    funnel: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
+#: Ground-truth items that are a yes/no verdict: they must be the answer's first word
+#: ("no" is inside "Nordvik" and "unknown").
+VERDICTS = ("yes", "no")
+
+
 def grade(answer: str, truth: Sequence[str] | None) -> bool | None:
-    """Case-insensitive substring: every ground-truth item must appear (None: ungraded)."""
+    """Case-insensitive substring: every ground-truth item must appear (None: ungraded).
+
+    ``UNKNOWN`` as the whole ground truth is right only for the answer ``UNKNOWN``, and
+    ``UNKNOWN`` is never right otherwise; a "yes" or "no" item must be the first word.
+    """
     if truth is None:
         return None
-    return all(item.lower() in answer.lower() for item in truth)
+    if len(truth) == 1 and truth[0].strip() == UNKNOWN:
+        return answer == UNKNOWN
+    if answer == UNKNOWN:
+        return False
+    text = answer.lower()
+    first = re.match(r"\W*(\w+)", text)
+    for item in (t.lower().strip() for t in truth):
+        if item in VERDICTS:
+            if first is None or first.group(1) != item:
+                return False
+        elif item not in text:
+            return False
+    return True
 
 
 def _record(
@@ -186,28 +212,29 @@ def run_graph(
     *,
     variant: Variant | None = None,
     min_confidence: float | None = None,
+    diagnose: bool = False,
 ) -> list[QueryRecord]:
     """Run one scenario through the context graph held by ``memory`` (empty on entry).
 
     The facts stated between two queries are written as one batch (the same
     semantics as one at a time). With ``variant`` (of this scenario), replay
     the variant instead and answer only its query, graded on ``UNKNOWN``.
-    ``min_confidence`` is passed to every ``ask``.
+    ``min_confidence`` is passed to every ``ask``. With ``diagnose``, each graded
+    query's funnel is measured after it is answered (see :mod:`.diagnose`).
     """
     if scenario.multi_valued_predicates:
         memory.declare_multi_valued(*sorted(scenario.multi_valued_predicates))
     for phrase, entity in scenario.aliases:
         memory.alias(phrase, entity)
     facts = _fact_turns(scenario)
-    pending: list[NewFact] = []
+    pending: list[Turn] = []
     out = []
     for turn in scenario.turns if variant is None else variant.scenario.turns:
         if turn.turn_type == "fact":
-            pending.append(turn.as_fact())
+            pending.append(turn)
         elif _asked(turn, variant):
-            if pending:
-                memory.store.remember_many(pending)
-                pending = []
+            write_turns(memory.store, pending)
+            pending = []
             # Only the question and who asks; a threshold only when one was chosen.
             asking: dict[str, Any] = {"speaker": turn.speaker}
             if min_confidence is not None:
@@ -232,6 +259,10 @@ def run_graph(
                     at_k = answer if k == 1 else memory.ask(turn.text, **asking, k=k)
                     extra["recall"][str(k)] = needed <= context_facts(at_k, k)
                     extra["context_tokens"][str(k)] = estimate_tokens(at_k.context)
+            if diagnose and variant is None and turn.graded:
+                trace = memory.trace(turn.text, speaker=turn.speaker)
+                required = [facts[f] for f in turn.required_fact_ids]
+                extra["funnel"] = stages(turn, required, answer, trace)
             out.append(
                 _record(
                     scenario,
@@ -267,12 +298,14 @@ def run_suite(
     *,
     unanswerable: bool = True,
     min_confidence: float | None = None,
+    diagnose: bool = False,
 ) -> list[QueryRecord]:
     """Every scenario through every architecture (the graph on every backend).
 
     Args:
         unanswerable: also run every graded query's unanswerable variant.
         min_confidence: passed to the graph's ``ask``.
+        diagnose: also measure the graph's answer funnel per graded query.
         progress: called with the number of queries just answered.
     """
     records: list[QueryRecord] = []
@@ -291,7 +324,13 @@ def run_suite(
             for backend, factory in backends.items():
                 memory = factory(scenario)
                 try:
-                    records += run_graph(scenario, memory, backend, min_confidence=min_confidence)
+                    records += run_graph(
+                        scenario,
+                        memory,
+                        backend,
+                        min_confidence=min_confidence,
+                        diagnose=diagnose,
+                    )
                     progress(queries)
                     for v in variants:
                         # One connection per scenario; a fresh answerer over the emptied store.

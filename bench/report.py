@@ -432,3 +432,43 @@ def kgqa_markdown(summary: dict[str, Any], loaded: dict[str, Any], mode: str) ->
         lines += ["| " + " | ".join(row) + " |" for row in rows]
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
+
+
+FUNNEL_COLUMNS = (
+    ("queries", "queries"),
+    ("anchor@1", "anchor@1"),
+    ("anchor@5", "anchor@5"),
+    ("reading@1", "reading@1"),
+    ("reading@10", "reading@10"),
+    ("mean_rank", "mean rank"),
+    ("form", "form right"),
+    ("correct", "correct"),
+)
+
+
+def _funnel_cell(value: Any) -> str:
+    if isinstance(value, list):
+        hit, whole = value
+        return f"{hit}/{whole} ({hit / whole:.0%})" if whole else "–"
+    return "–" if value is None else str(value)
+
+
+def funnel_markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """The answer funnel (see :mod:`ctxneo.bench.diagnose`) as Markdown, one row per type."""
+    head = ["query type", *(label for _, label in FUNNEL_COLUMNS)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        cells = [row["query_type"], *(_funnel_cell(row[key]) for key, _ in FUNNEL_COLUMNS)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def funnel_table(rows: Sequence[dict[str, Any]], title: str) -> Table:
+    """The answer funnel for the terminal."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("query type", no_wrap=True)
+    for _, label in FUNNEL_COLUMNS:
+        table.add_column(label, justify="right")
+    for row in rows:
+        table.add_row(row["query_type"], *(_funnel_cell(row[key]) for key, _ in FUNNEL_COLUMNS))
+    return table

@@ -14,6 +14,7 @@ from ctxneo.model import (
     Answer,
     Fact,
     NewFact,
+    Trace,
     check_int,
     check_name,
     check_namespace,
@@ -239,6 +240,14 @@ class Memory:
             max_tokens=max_tokens,
             topic=topic,
         )
+
+    def trace(self, question: str, *, speaker: str | None = None, k: int = 10) -> Trace:
+        """How ``question`` is read, stage by stage: the anchors linked and the best
+        ``k`` candidate readings before any threshold (for diagnosis; see
+        ``ctxneo bench --diagnose``)."""
+        _check_question(question)
+        check_int(k, "k", minimum=1)
+        return self._answerer.trace(question, speaker=speaker, k=min(k, MAX_READINGS))
 
     def current(self, subject: str, predicate: str | None = None) -> list[Fact]:
         """The current facts of ``subject`` (and ``predicate``), oldest first."""

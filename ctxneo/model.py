@@ -228,6 +228,8 @@ class Turn:
     query_type: str | None = None
     required_fact_ids: tuple[str, ...] = ()
     ground_truth: tuple[str, ...] | None = None
+    #: A fact turn that withdraws its (subject, predicate, object) instead of stating it.
+    retract: bool = False
 
     @property
     def graded(self) -> bool:
@@ -306,6 +308,9 @@ class Answer:
     readings: tuple[Reading, ...] = ()
     candidate: Reading | None = None
     context_facts: tuple[Fact, ...] = ()  # the facts ``context`` holds, in its order
+    #: The form of the answer when the answerer names it: "value", "list", "count",
+    #: "yes/no", "speaker", "earlier" ("" when it does not say).
+    form: str = ""
 
     @property
     def known(self) -> bool:
@@ -330,6 +335,17 @@ class Answer:
             "candidate": None if self.candidate is None else self.candidate.to_dict(),
             "context": self.context,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """How a question was read, stage by stage, for diagnosis (never part of an answer):
+    the entities linked as anchors, best first, and the candidate readings, best first
+    (each with its evidence), before any threshold."""
+
+    question: str
+    anchors: tuple[str, ...]
+    readings: tuple[Reading, ...]
 
 
 UNKNOWN = "UNKNOWN"

@@ -7,13 +7,14 @@ raised as a :class:`ScenarioError` naming the file, scenario, turn and field.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ctxneo.errors import InvalidFactError, ScenarioError
-from ctxneo.model import Scenario, Turn, check_predicate
+from ctxneo.model import NewFact, Scenario, Turn, check_predicate
+from ctxneo.stores.base import Store
 
 FORMAT = "ctxneo-scenarios/1"
 TURN_TYPES = ("fact", "distractor", "query")
@@ -160,6 +161,25 @@ def _parse_scenario(item: Any, file: str, index: int) -> Scenario:
     )
 
 
+def write_turns(store: Store, turns: Sequence[Turn]) -> None:
+    """Write the fact turns of ``turns`` to ``store`` in order: consecutive statements as
+    one batch, each retraction (``"retract": true``) as the retraction it is."""
+    batch: list[NewFact] = []
+    for turn in turns:
+        if turn.turn_type != "fact":
+            continue
+        if not turn.retract:
+            batch.append(turn.as_fact())
+            continue
+        if batch:
+            store.remember_many(batch)
+            batch = []
+        assert turn.subject and turn.predicate and turn.object
+        store.retract(turn.subject, check_predicate(turn.predicate), turn.object)
+    if batch:
+        store.remember_many(batch)
+
+
 def _check_predicate(predicate: str, fail: Any, field: str, turn_id: object = None) -> None:
     try:
         check_predicate(predicate)
@@ -194,6 +214,9 @@ def _parse_turn(raw: Any, position: int, fail: Any) -> Turn:
         subject, predicate, obj, fact_id = (text_field(k) for k in _FACT_FIELDS)
         assert predicate is not None
         _check_predicate(predicate, fail, "predicate", turn_id)
+        retract = raw.get("retract", False)
+        if not isinstance(retract, bool):
+            raise fail(f"must be true or false, got {retract!r}", "retract", turn_id)
         return Turn(
             turn_id,
             turn_type,
@@ -203,6 +226,7 @@ def _parse_turn(raw: Any, position: int, fail: Any) -> Turn:
             predicate=predicate,
             object=obj,
             fact_id=fact_id,
+            retract=retract,
         )
     if turn_type == "query":
         query_type = text_field("query_type", required=False)
@@ -228,7 +252,7 @@ def _parse_turn(raw: Any, position: int, fail: Any) -> Turn:
             required_fact_ids=tuple(required),
             ground_truth=truth,
         )
-    stray = [k for k in (*_FACT_FIELDS, "ground_truth") if raw.get(k) is not None]
+    stray = [k for k in (*_FACT_FIELDS, "ground_truth", "retract") if raw.get(k) is not None]
     if stray:
         raise fail("a distractor carries no fact or answer", stray[0], turn_id)
     return Turn(turn_id, turn_type, speaker, text)

@@ -34,7 +34,7 @@ from ctxneo.answering.relations import Relations
 from ctxneo.meaning import WordVectors
 from ctxneo.memory import Memory
 from ctxneo.model import Scenario, Turn
-from ctxneo.scenarios import expand_paths, load_suite
+from ctxneo.scenarios import expand_paths, load_suite, write_turns
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = Path(
@@ -58,7 +58,7 @@ def answered(scenario: Scenario, only: Turn | None = None) -> Iterator[tuple[Tur
         memory.alias(phrase, entity)
     for turn in scenario.turns:
         if turn.turn_type == "fact":
-            memory.store.remember(turn.as_fact())
+            write_turns(memory.store, [turn])
         elif turn.graded and (only is None or turn.turn_id == only.turn_id):
             yield turn, answerer.find(turn.text, speaker=turn.speaker)
     memory.close()

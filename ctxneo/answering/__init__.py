@@ -31,7 +31,7 @@ from ctxneo.answering.relations import Lexicon, Relations
 from ctxneo.answering.scoring import Path, Scoring
 from ctxneo.answering.values import has_shape, measure_word, only_a_measure
 from ctxneo.meaning import Meaning, WordVectors
-from ctxneo.model import UNKNOWN, Answer, Fact, Reading, render_values
+from ctxneo.model import UNKNOWN, Answer, Fact, Reading, Trace, render_values
 from ctxneo.stores.base import Store
 from ctxneo.text import is_identifier, name_stems
 from ctxneo.tokens import estimate_tokens
@@ -122,6 +122,14 @@ class Answerer:
             top,
             sent,
         )
+
+    def trace(self, text: str, *, speaker: str | None = None, k: int = 10) -> Trace:
+        """The anchors linked and the best ``k`` readings of ``text``, before any
+        threshold: what the stages produced, for diagnosis."""
+        e = self.find(text, speaker=speaker)
+        anchors = tuple(dict.fromkeys(lk.entity for lk in e.links))
+        readings = self.ask(text, speaker=speaker, k=k, min_confidence=0.0).readings
+        return Trace(text, anchors, readings)
 
     def _around(self, e: judge.Evidence, as_of: int | None) -> tuple[Fact, ...]:
         """The current facts of the entities the question names (the best-named first,

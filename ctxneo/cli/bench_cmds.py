@@ -13,7 +13,16 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ctxneo.bench import durability, harness, kgqa, reliability, report, scale, token_scaling
+from ctxneo.bench import (
+    diagnose,
+    durability,
+    harness,
+    kgqa,
+    reliability,
+    report,
+    scale,
+    token_scaling,
+)
 from ctxneo.cli.group import CtxneoGroup
 from ctxneo.cli.options import (
     check_plot,
@@ -124,6 +133,13 @@ def progress_bar(silent: bool) -> Progress:
 )
 @click.option("--details", is_flag=True, help="Also print every query's answer.")
 @click.option(
+    "--diagnose",
+    is_flag=True,
+    help="Also print the graph's answer funnel per query type: anchors linked (recall@1, @5), "
+    "the right reading among the candidates (recall@1, @10, mean rank), the answer's form, "
+    "the grade. Keys are read only to grade.",
+)
+@click.option(
     "--calibration",
     is_flag=True,
     help="Also print the graph's reliability table and coverage/accuracy trade-off.",
@@ -143,6 +159,7 @@ def bench(
     unanswerable: bool,
     min_confidence: float | None,
     details: bool,
+    diagnose: bool,
     calibration: bool,
     plot_path: Path | None,
     force_plot: bool,
@@ -186,8 +203,10 @@ def bench(
             progress=lambda n: progress.advance(task, n),
             unanswerable=unanswerable,
             min_confidence=min_confidence,
+            diagnose=diagnose,
         )
     summary = harness.summarize(records)
+    funnels = diagnose_funnels(records) if diagnose else {}
     calibrated = reliability.calibration(records)
     differing = harness.disagreements(records)
     if plot_path is not None:
@@ -198,6 +217,8 @@ def bench(
             "calibration": calibrated,
             "queries": [r.to_dict() for r in records],
         }
+        if diagnose:
+            doc["funnel"] = funnels
         if len(factories) > 1:
             doc["backend_disagreements"] = differing
         emit_json(doc)
@@ -207,6 +228,8 @@ def bench(
         click.echo("\n" + report.evidence_markdown(summary))
         if calibration and calibrated:
             click.echo("\n" + report.calibration_markdown(calibrated))
+        for backend_name, rows in funnels.items():
+            click.echo(f"\nAnswer funnel ({backend_name}):\n\n" + report.funnel_markdown(rows))
         if len(factories) > 1:
             click.echo(f"\nAnswers that differ between backends: {len(differing)}")
         return
@@ -219,6 +242,8 @@ def bench(
     if calibration:
         for table in report.calibration_tables(calibrated):
             console.print(table)
+    for backend_name, rows in funnels.items():
+        console.print(report.funnel_table(rows, f"answer funnel ({backend_name})"))
     if len(factories) > 1:
         console.print(f"answers that differ between backends: {len(differing)}")
         for d in differing:
@@ -275,6 +300,15 @@ def tokens_cmd(filler: str, markdown: bool, as_json: bool) -> None:
 
 
 COMMANDS: list[Callable[..., Any]] = [bench]
+
+
+def diagnose_funnels(records: list[harness.QueryRecord]) -> dict[str, list[dict[str, Any]]]:
+    """The answer funnel of each backend the graph ran on."""
+    backends = sorted({r.backend for r in records if r.architecture == "graph"})
+    return {
+        b: diagnose.funnel([r for r in records if r.architecture == "graph" and r.backend == b])
+        for b in backends
+    }
 
 
 @bench.command("scale")

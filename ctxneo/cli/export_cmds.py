@@ -13,9 +13,9 @@ from ctxneo.cli.bench_cmds import progress_bar
 from ctxneo.cli.options import credential_options, friendly_errors, silent_option
 from ctxneo.errors import CtxneoError, LoadFileError
 from ctxneo.export import read_journal, read_load_file, write_file, write_journal, write_script
-from ctxneo.model import NewFact, Scenario, check_namespace
+from ctxneo.model import Scenario, check_namespace
 from ctxneo.neo4j_uri import redact
-from ctxneo.scenarios import load_suite
+from ctxneo.scenarios import load_suite, write_turns
 from ctxneo.stores.base import MemoryImage
 from ctxneo.stores.neo4j import Neo4jStore
 from ctxneo.stores.networkx import NetworkXStore
@@ -30,13 +30,7 @@ def scenario_store(scenario: Scenario) -> NetworkXStore:
     store.declare_multi_valued(scenario.multi_valued_predicates)
     for phrase, entity in scenario.aliases:
         store.add_alias(phrase, entity)
-    store.remember_many(
-        [
-            NewFact(t.subject, t.predicate, t.object, t.speaker, t.turn_id, t.fact_id)
-            for t in scenario.turns
-            if t.turn_type == "fact" and t.subject and t.predicate and t.object
-        ]
-    )
+    write_turns(store, scenario.turns)
     return store
 
 
