@@ -30,7 +30,7 @@ from ctxneo.bench.tokens import estimate_tokens
 from ctxneo.bench.variants import Variant, unanswerable_variants
 
 from ctxneo.memory import Memory
-from ctxneo.model import UNKNOWN, Answer, Scenario, Turn
+from ctxneo.model import UNKNOWN, Answer, Scenario, Turn, check_predicate
 from ctxneo.scenarios import write_turns
 
 ARCHITECTURES = ("raw", "rag", "graph")
@@ -251,9 +251,9 @@ def run_graph(
             }
             if variant is None and _measures_recall(turn):
                 needed = {
-                    (t.subject, t.predicate, t.object)
+                    (t.subject, check_predicate(t.predicate or ""), t.object)
                     for t in (facts[f] for f in turn.required_fact_ids)
-                }
+                }  # (predicates in their stored form: "owner" is stored as OWNER)
                 extra["recall"], extra["context_tokens"] = {}, {}
                 for k in EVIDENCE_K:
                     at_k = answer if k == 1 else memory.ask(turn.text, **asking, k=k)
