@@ -9,6 +9,8 @@ no reader would take for an answer.
 
 from __future__ import annotations
 
+from ctxneo.bench.tokens import estimate_tokens
+
 from ctxneo.model import UNKNOWN, Turn
 from ctxneo.text import tokens
 
@@ -33,14 +35,22 @@ class RawHistoryDump:
     def ingest(self, turn: Turn) -> None:
         self.turns.append(turn)
 
-    def context(self, question: str, k: int) -> tuple[str, list[str]]:
-        """The context sent at any ``k`` and the transcript lines it holds: everything."""
+    def context(self, question: str, k: int, budget: int | None = None) -> tuple[str, list[str]]:
+        """The context sent at any ``k`` and the transcript lines it holds: everything, or
+        within ``budget`` tokens the newest lines that fit."""
         lines = [transcript_line(t) for t in self.turns]
+        if budget is not None:
+            kept: list[str] = []
+            for line in reversed(lines):
+                if estimate_tokens("\n".join([line, *kept, f"Q: {question}"])) > budget:
+                    break
+                kept.insert(0, line)
+            lines = kept
         return "\n".join([*lines, f"Q: {question}"]), lines
 
     def answer(self, question: str) -> tuple[str, str, list[str]]:
         """Return (answer, context, evidence lines)."""
-        context, _ = self.context(question, 0)
+        context, _ = self.context(question, 0, None)
         wanted = {t.stem for t in tokens(question) if not t.stop}
         best: tuple[int, Turn] | None = None
         # Newest first, so on equal overlap the most recent statement wins.
@@ -95,9 +105,17 @@ class VectorRAG:
         """The ``k`` (default ``top_k``) chunks most similar to the question, best first."""
         return self._ranking(question)[: self.top_k if k is None else k]
 
-    def context(self, question: str, k: int) -> tuple[str, list[str]]:
-        """The context with the top ``k`` chunks, and those chunks."""
+    def context(self, question: str, k: int, budget: int | None = None) -> tuple[str, list[str]]:
+        """The context with the top ``k`` chunks (those that fit ``budget`` tokens), and
+        those chunks."""
         top = self.retrieve(question, k)
+        if budget is not None:
+            kept: list[str] = []
+            for chunk in top:
+                if estimate_tokens("\n".join([f"Q: {question}", *kept, chunk])) > budget:
+                    break
+                kept.append(chunk)
+            top = kept
         return "\n".join([f"Q: {question}", *top]), top
 
     def answer(self, question: str) -> tuple[str, str, list[str]]:

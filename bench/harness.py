@@ -36,8 +36,19 @@ from ctxneo.scenarios import write_turns
 ARCHITECTURES = ("raw", "rag", "graph")
 ARCH_LABELS = {"raw": "raw dump", "rag": "vector RAG", "graph": "context graph"}
 NO_BACKEND = "-"
-#: The context sizes at which evidence recall is measured.
-EVIDENCE_K = (1, 3)
+#: Where evidence recall is measured: (label, readings or chunks asked, token budget). The
+#: first three by how many readings (chunks) are sent, the rest by a budget of tokens.
+EVIDENCE_AT: tuple[tuple[str, int, int | None], ...] = (
+    ("1", 1, None),
+    ("3", 3, None),
+    ("10", 10, None),
+    ("50t", 10, 50),
+    ("100t", 10, 100),
+    ("200t", 10, 200),
+    ("400t", 10, 400),
+)
+EVIDENCE_K = (1, 3, 10)
+EVIDENCE_BUDGETS = (50, 100, 200, 400)
 
 #: Opens a fresh, empty memory for one scenario; the harness clears and closes it.
 MemoryFactory = Callable[[Scenario], Memory]
@@ -169,10 +180,10 @@ def run_flat(scenario: Scenario, arch: str, *, variant: Variant | None = None) -
             if variant is None and _measures_recall(turn):
                 needed = [transcript_line(facts[f]) for f in turn.required_fact_ids]
                 extra["recall"], extra["context_tokens"] = {}, {}
-                for k in EVIDENCE_K:
-                    text, lines = model.context(turn.text, k)
-                    extra["recall"][str(k)] = set(needed) <= set(lines)
-                    extra["context_tokens"][str(k)] = estimate_tokens(text)
+                for label, k, budget in EVIDENCE_AT:
+                    text, lines = model.context(turn.text, k, budget)
+                    extra["recall"][label] = set(needed) <= set(lines)
+                    extra["context_tokens"][label] = estimate_tokens(text)
             out.append(
                 _record(
                     scenario,
@@ -255,10 +266,14 @@ def run_graph(
                     for t in (facts[f] for f in turn.required_fact_ids)
                 }  # (predicates in their stored form: "owner" is stored as OWNER)
                 extra["recall"], extra["context_tokens"] = {}, {}
-                for k in EVIDENCE_K:
-                    at_k = answer if k == 1 else memory.ask(turn.text, **asking, k=k)
-                    extra["recall"][str(k)] = needed <= context_facts(at_k, k)
-                    extra["context_tokens"][str(k)] = estimate_tokens(at_k.context)
+                for label, k, budget in EVIDENCE_AT:
+                    at_k = (
+                        answer
+                        if k == 1 and budget is None
+                        else memory.ask(turn.text, **asking, k=k, max_tokens=budget)
+                    )
+                    extra["recall"][label] = needed <= context_facts(at_k, k)
+                    extra["context_tokens"][label] = estimate_tokens(at_k.context)
             if diagnose and variant is None and turn.graded:
                 trace = memory.trace(turn.text, speaker=turn.speaker)
                 required = [facts[f] for f in turn.required_fact_ids]
@@ -389,7 +404,7 @@ def summarize(records: Sequence[QueryRecord]) -> list[dict[str, Any]]:
             false_by_type.setdefault(r.query_type or "untyped", []).append(not r.correct)
         measured = [r for r in graded if r.recall]
         evidence = {}
-        for k in map(str, EVIDENCE_K):
+        for k, _, _ in EVIDENCE_AT:
             hits = sum(1 for r in measured if r.recall.get(k))
             evidence[k] = {
                 "queries": len(measured),

@@ -6,11 +6,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxneo.bench.harness import ARCH_LABELS, EVIDENCE_K, QueryRecord
+from ctxneo.bench.harness import ARCH_LABELS, EVIDENCE_BUDGETS, EVIDENCE_K, QueryRecord
 from rich.console import Console
 from rich.table import Table
 
-TYPE_ORDER = ("direct", "distant", "join", "history", "provenance", "multi")
+TYPE_ORDER = (
+    "direct",
+    "distant",
+    "join",
+    "chain3",
+    "described",
+    "history",
+    "history_join",
+    "provenance",
+    "multi",
+    "count",
+    "yesno",
+    "confirm",
+    "unanswerable",
+)
 
 
 def _pct(value: float | None) -> str:
@@ -125,11 +139,15 @@ def _evidence_cells(row: dict[str, Any]) -> list[str]:
             "–" if not e["queries"] else f"{e['recalled']}/{e['queries']} ({_pct(e['recall'])})"
         )
         cells.append("–" if e["avg_tokens"] is None else f"{e['avg_tokens']:.1f}")
+    for b in EVIDENCE_BUDGETS:
+        e = row["evidence"].get(f"{b}t")
+        cells.append("–" if not e or not e["queries"] else _pct(e["recall"]))
     return cells
 
 
 def _evidence_head() -> list[str]:
-    return [h for k in EVIDENCE_K for h in (f"recall@{k}", f"tokens@{k}")]
+    by_k = [h for k in EVIDENCE_K for h in (f"recall@{k}", f"tokens@{k}")]
+    return [*by_k, *(f"recall ≤{b} tokens" for b in EVIDENCE_BUDGETS)]
 
 
 def evidence_table(summary: Sequence[dict[str, Any]]) -> Table:

@@ -56,7 +56,9 @@ _ESCAPES = {
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
 
 SCRIPT_HEADER = "// ctxneo memory export: run with `cypher-shell -f FILE` or `ctxneo load FILE`."
-FORMAT_LINE = "// format: ctxneo-cypher/1"
+FORMAT_LINE = "// format: ctxneo-cypher/2"
+#: Format 1 (before facts kept the words they were said in) is read too.
+FORMAT_LINES = ("// format: ctxneo-cypher/1", FORMAT_LINE)
 NAMESPACE_HEADER = "// ctxneo namespace: "
 
 # The statements a script holds besides the schema: the writer formats them,
@@ -76,8 +78,10 @@ FACTS = (
     "MATCH (o:Entity {{ns: {ns}, name: f.object}}) "
     "CREATE (s)-[r:`{predicate}`]->(o) "
     "SET r.seq = f.seq, r.valid_from = f.valid_from, r.valid_to = f.valid_to, "
-    "r.speaker = f.speaker, r.turn_id = f.turn_id, r.fact_id = f.fact_id"
+    "r.speaker = f.speaker, r.turn_id = f.turn_id, r.fact_id = f.fact_id, r.text = f.text"
 )
+#: The facts statement of format 1 (facts without the words they were said in): still read.
+FACTS_V1 = FACTS.removesuffix(", r.text = f.text")
 _ENTITY_KEYS = ("name", "search", "aliases")
 _FACT_KEYS = (
     "subject",
@@ -89,7 +93,9 @@ _FACT_KEYS = (
     "speaker",
     "turn_id",
     "fact_id",
+    "text",
 )
+_FACT_KEYS_V1 = _FACT_KEYS[:-1]
 
 
 # -- writing ------------------------------------------------------------------------
@@ -315,7 +321,8 @@ _UNESCAPED = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
 _INT = re.compile(r"-?[0-9]{1,19}(?![0-9])")
 _KEY = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`: ")
 _TEMPLATES = {name: list(string.Formatter().parse(t)) for name, t in
-              (("memory", MEMORY), ("entities", ENTITIES), ("facts", FACTS))}  # fmt: skip
+              (("memory", MEMORY), ("entities", ENTITIES), ("facts", FACTS),
+               ("facts_v1", FACTS_V1))}  # fmt: skip
 
 
 class _Reject(Exception):
@@ -426,7 +433,7 @@ def parse_script(text: str, name: str = "<script>") -> tuple[str, MemoryImage]:
             from the shapes an export writes, or the memory it holds is invalid.
     """
     lines = text.splitlines()[:3]
-    if len(lines) < 3 or lines[0] != SCRIPT_HEADER or lines[1] != FORMAT_LINE:
+    if len(lines) < 3 or lines[0] != SCRIPT_HEADER or lines[1] not in FORMAT_LINES:
         raise LoadFileError(
             f"{name} does not start like a script from `ctxneo export` ({SCRIPT_HEADER!r}, "
             f"then {FORMAT_LINE!r}); nothing was run"
@@ -460,8 +467,9 @@ def parse_script(text: str, name: str = "<script>") -> tuple[str, MemoryImage]:
                     if row["aliases"]:
                         aliases[row["name"]] = tuple(row["aliases"])
             else:
-                values = _match("facts", statement)
-                for row in _rows(values["rows"], _FACT_KEYS):
+                v1 = lines[1] == FORMAT_LINES[0]
+                values = _match("facts_v1" if v1 else "facts", statement)
+                for row in _rows(values["rows"], _FACT_KEYS_V1 if v1 else _FACT_KEYS):
                     if row["predicate"] != values["predicate"]:
                         raise _Reject(
                             f"a {row['predicate']!r} row in a {values['predicate']} batch"
@@ -499,6 +507,7 @@ def parse_script(text: str, name: str = "<script>") -> tuple[str, MemoryImage]:
                 "speaker": row["speaker"],
                 "turn_id": row["turn_id"],
                 "fact_id": row["fact_id"],
+                **({"text": row["text"]} if row.get("text") is not None else {}),
             },
         )
         for where, row in facts

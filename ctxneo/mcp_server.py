@@ -101,6 +101,13 @@ Turn = Annotated[
     Annotated[int, Number] | None,
     Field(description="The conversation turn or step at which it was stated."),
 ]
+Text = Annotated[
+    str | None,
+    Field(
+        description="What was said when the fact was stated (one sentence): kept with it; "
+        "its words let later questions name the fact's things as people spoke of them."
+    ),
+]
 Multi = Annotated[
     bool,
     Field(
@@ -132,6 +139,7 @@ class FactIn(BaseModel):
     speaker: Speaker = None
     turn: Turn = None
     multi: Multi = False
+    text: Text = None
 
 
 # -- descriptions -----------------------------------------------------------------
@@ -299,9 +307,10 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
         speaker: Speaker = None,
         turn: Turn = None,
         multi: Multi = False,
+        text: Text = None,
     ) -> RememberResult:
         (stored,), closed = _write(
-            handle.get(), [NewFact(subject, predicate, object, speaker, turn, None, multi)]
+            handle.get(), [NewFact(subject, predicate, object, speaker, turn, None, multi, text)]
         )
         return RememberResult(stored=stored.fact, unchanged=stored.unchanged, closed=closed)
 
@@ -318,7 +327,7 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
         stored, closed = _write(
             handle.get(),
             [
-                NewFact(f.subject, f.predicate, f.object, f.speaker, f.turn, None, f.multi)
+                NewFact(f.subject, f.predicate, f.object, f.speaker, f.turn, None, f.multi, f.text)
                 for f in facts
             ],
         )

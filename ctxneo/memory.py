@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxneo.answering import Answerer
-from ctxneo.answering.relations import Lexicon, Relations
+from ctxneo.answering.lexicon import Lexicon
 from ctxneo.errors import InvalidFactError, StoreError
 from ctxneo.meaning import WordVectors
 from ctxneo.model import (
@@ -43,7 +43,9 @@ class Memory:
 
     def __init__(self, store: Store, *, lexicon: Lexicon | None = None) -> None:
         self.store = store
-        self._answerer = Answerer(store, Relations(lexicon, WordVectors.default()))
+        self._answerer = Answerer(
+            store, WordVectors.default(), lexicon=lexicon or Lexicon.default()
+        )
 
     @classmethod
     def open(
@@ -129,9 +131,12 @@ class Memory:
         turn_id: int | None = None,
         fact_id: str | None = None,
         multi: bool = False,
+        text: str | None = None,
     ) -> Fact:
         """Store a fact; a new value of a single-valued (subject, predicate) closes the old one.
 
+        ``text`` is what was said when the fact was stated: kept with it, and its words
+        let later questions name the fact's entities as people spoke of them.
         Returns the stored fact (the existing one when the value is unchanged).
 
         Raises:
@@ -140,7 +145,7 @@ class Memory:
         if not isinstance(multi, bool):
             raise InvalidFactError(f"multi must be True or False, got {multi!r}")
         return self.store.remember(
-            NewFact(subject, predicate, object, speaker, turn_id, fact_id, multi)
+            NewFact(subject, predicate, object, speaker, turn_id, fact_id, multi, text)
         )
 
     def remember_many(self, facts: Iterable[FactLike]) -> list[Fact]:
@@ -325,7 +330,7 @@ def _as_new_fact(f: FactLike) -> NewFact:
     if isinstance(f, NewFact):
         return f
     if isinstance(f, tuple):
-        if not 3 <= len(f) <= 7:
+        if not 3 <= len(f) <= 8:
             raise InvalidFactError(f"a fact tuple is (subject, predicate, object, ...): {f!r}")
         return NewFact(*f)
     if isinstance(f, Mapping):

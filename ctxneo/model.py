@@ -18,6 +18,8 @@ PREDICATE_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,99}")
 #: valid in process always exports to any valid namespace.
 MAX_NAME_BYTES = 4_096
 MAX_NAMESPACE_BYTES = 1_024
+#: What an agent said when stating a fact: kept whole up to this size.
+MAX_TEXT_BYTES = 8_192
 #: Neo4j integers are signed 64-bit.
 MIN_INT = -(2**63)
 MAX_INT = 2**63 - 1
@@ -139,6 +141,8 @@ class Fact:
     speaker: str | None = None
     turn_id: int | None = None
     fact_id: str | None = None
+    #: The words the fact was stated in, when the writer gave them (see :class:`NewFact`).
+    text: str | None = None
 
     @property
     def current(self) -> bool:
@@ -165,6 +169,7 @@ class Fact:
             "speaker": self.speaker,
             "turn_id": self.turn_id,
             "fact_id": self.fact_id,
+            "text": self.text,
         }
 
     def line(self) -> str:
@@ -191,6 +196,10 @@ class NewFact:
     turn_id: int | None = None
     fact_id: str | None = None
     multi: bool = False
+    #: What the agent said when it stated the fact ("Harbor St opens at 11 now"): kept with
+    #: the fact, and its words help later questions name the fact's entities the way
+    #: people spoke of them ("when does harbor st open?" for ``PAR-14``).
+    text: str | None = None
 
     def checked(self) -> NewFact:
         """This fact, validated once for both stores, with its predicate in stored form.
@@ -210,6 +219,8 @@ class NewFact:
             check_text(self.fact_id, "fact_id")
         if not isinstance(self.multi, bool):
             raise InvalidFactError(f"multi must be True or False, got {_shown(self.multi)}")
+        if self.text is not None:
+            check_text(self.text, "text", MAX_TEXT_BYTES)
         return self if predicate == self.predicate else replace(self, predicate=predicate)
 
 
@@ -236,10 +247,16 @@ class Turn:
         return self.turn_type == "query" and self.ground_truth is not None
 
     def as_fact(self) -> NewFact:
-        """The fact a fact turn states, with its speaker, turn and id."""
+        """The fact a fact turn states, with its speaker, turn, id and the words said."""
         assert self.subject and self.predicate and self.object, "not a fact turn"
         return NewFact(
-            self.subject, self.predicate, self.object, self.speaker, self.turn_id, self.fact_id
+            self.subject,
+            self.predicate,
+            self.object,
+            self.speaker,
+            self.turn_id,
+            self.fact_id,
+            text=self.text or None,
         )
 
 

@@ -127,11 +127,26 @@ _IRREGULAR = {
 }
 
 
+#: Number words are numbers: "pump nine" names ``Pump_09``, "seventeen" ``H-17``.
+NUMBER_WORDS = {
+    word: str(value)
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+} | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
+     "ninety": "90", "hundred": "100"}  # fmt: skip
+
+
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    """The Snowball stem of a lower-case word (digits pass through)."""
+    """The Snowball stem of a lower-case word (digits pass through, leading zeros
+    dropped; a number word is its number)."""
     if word.isdigit():
         return word.lstrip("0") or "0"
+    number = NUMBER_WORDS.get(word)
+    if number is not None and word != "one":  # ("one" is as often a pronoun: "which one")
+        return number
     return _STEMMER.stemWord(_IRREGULAR.get(word, word))
 
 
@@ -222,3 +237,21 @@ def is_identifier(name: str) -> bool:
     if "_" in name or re.search(r"[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]", name):
         return True
     return "-" in name and bool(re.search(r"[A-Z\d]", name))
+
+
+#: The words of a fact's text that link its entities: at most this many stems a fact.
+MAX_SAID = 48
+
+
+@lru_cache(maxsize=20_000)
+def said_stems(text: str) -> tuple[str, ...]:
+    """The distinct stems of what was said when a fact was stated, in order: content
+    words only (no function words, no single letters but digits)."""
+    out: dict[str, None] = {}
+    for t in tokens(text):
+        if t.stop or (len(t.word) < 2 and not t.word.isdigit()):
+            continue
+        out[t.stem] = None
+        if len(out) >= MAX_SAID:
+            break
+    return tuple(out)

@@ -6,4 +6,4 @@ MATCH (s:Entity {ns: $ns, name: f.subject})
 MATCH (o:Entity {ns: $ns, name: f.object})
 CREATE (s)-[r:$(f.predicate) {seq: f.seq, valid_from: f.valid_from}]->(o)
 SET r.valid_to = f.valid_to, r.speaker = f.speaker, r.turn_id = f.turn_id, r.fact_id = f.fact_id,
-    r.write_id = $write_id
+    r.text = f.text, r.write_id = $write_id

@@ -16,5 +16,5 @@ CALL {
 WITH DISTINCT r
 RETURN startNode(r).name AS s, type(r) AS p, endNode(r).name AS o, r.seq AS seq,
        r.valid_from AS valid_from, r.valid_to AS valid_to, r.speaker AS speaker,
-       r.turn_id AS turn_id, r.fact_id AS fact_id
+       r.turn_id AS turn_id, r.fact_id AS fact_id, r.text AS text
 ORDER BY seq DESC

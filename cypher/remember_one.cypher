@@ -28,9 +28,14 @@ CALL (m, s, o, same) {
   }
   CREATE (s)-[r:$($p)]->(o)
   SET r.seq = m.seq, r.valid_from = m.seq, r.speaker = $speaker, r.turn_id = $turn_id,
-      r.fact_id = $fact_id, r.write_id = $write_id
+      r.fact_id = $fact_id, r.text = $text, r.write_id = $write_id
+  // The words the fact was said in name both its entities (the first $said_cap kept).
+  SET s.said = (coalesce(s.said, []) + [x IN $said WHERE NOT x IN coalesce(s.said, [])])[..$said_cap]
+  SET o.said = (coalesce(o.said, []) + [x IN $said WHERE NOT x IN coalesce(o.said, [])])[..$said_cap]
+  SET s.said_search = reduce(acc = '', x IN s.said | acc + ' ' + $tag + '_' + x),
+      o.said_search = reduce(acc = '', x IN o.said | acc + ' ' + $tag + '_' + x)
 }
 WITH s, o
 MATCH (s)-[r:$($p)]->(o) WHERE r.valid_to IS NULL
 RETURN s.name AS s, type(r) AS p, o.name AS o, r.seq AS seq, r.valid_from AS valid_from,
-       r.valid_to AS valid_to, r.speaker AS speaker, r.turn_id AS turn_id, r.fact_id AS fact_id
+       r.valid_to AS valid_to, r.speaker AS speaker, r.turn_id AS turn_id, r.fact_id AS fact_id, r.text AS text

@@ -1,10 +1,22 @@
-// What a question's words can meet, in one round trip: the entities whose
-// stems match (full-text index, this namespace's tag) and the predicates in use.
+// What a question's words can meet, in one round trip: the entities whose name
+// stems match (full-text index, this namespace's tag), the entities whose facts were
+// said in words that hold each stem (every one, for a stem said of at most $said_max
+// of them), and the predicates in use and those declared multi-valued.
 CALL {
   CALL db.index.fulltext.queryNodes('ctxneo_entity_search', $query, {limit: $limit})
   YIELD node, score
   WHERE node.ns = $ns
   RETURN collect({name: node.name, aliases: node.aliases}) AS hits
 }
+CALL {
+  UNWIND $said_terms AS term
+  CALL (term) {
+    CALL db.index.fulltext.queryNodes('ctxneo_said_search', term.query, {limit: $said_max + 1})
+    YIELD node
+    WHERE node.ns = $ns
+    RETURN collect({name: node.name, aliases: node.aliases}) AS nodes
+  }
+  RETURN collect({key: term.key, nodes: nodes}) AS said
+}
 OPTIONAL MATCH (m:CtxneoMemory {ns: $ns})
-RETURN hits, coalesce(m.predicates, []) AS predicates
+RETURN hits, said, coalesce(m.predicates, []) AS predicates, coalesce(m.multi, []) AS multi

@@ -50,8 +50,12 @@ def test_bench_json_is_one_document_with_summary_and_queries(tmp_path: Path) -> 
     assert set(doc) == {"summary", "calibration", "queries"}
     assert {row["architecture"] for row in doc["summary"]} == {"raw", "rag", "graph"}
     assert all(set(q) >= RECORD_KEYS for q in doc["queries"])
-    graph = next(r for r in doc["summary"] if r["architecture"] == "graph")
-    assert graph["accuracy"] >= 0.9 and graph["graded"] >= 40
+    rows = {r["architecture"]: r for r in doc["summary"]}
+    graph = rows["graph"]
+    # The graph answers more than either flat baseline, and withholds what it does not hold.
+    assert graph["accuracy"] > max(rows["raw"]["accuracy"], rows["rag"]["accuracy"])
+    assert graph["graded"] >= 40
+    assert graph["false_answer_rate"] < 0.5 * rows["raw"]["false_answer_rate"]
     # Every graded query was also asked of its unanswerable variant, by every architecture.
     assert all(row["unanswerable"] == row["graded"] for row in doc["summary"])
     assert [c["backend"] for c in doc["calibration"]] == ["networkx"]
@@ -73,7 +77,9 @@ def test_an_existing_plot_is_replaced_only_with_force(tmp_path: Path) -> None:
 def test_the_baselines_score_at_least_the_seeds_published_figures(seed_scenarios: Path) -> None:
     doc = bench("--scenarios", str(seed_scenarios))
     scores = {r["architecture"]: r["correct"] for r in doc["summary"]}
-    assert scores["raw"] >= 11 and scores["rag"] >= 9 and scores["graph"] == 18
+    # Every architecture at least as good as the seed published (its graph: 16/18, read
+    # with the query's label and an alias table; this one reads neither).
+    assert scores["raw"] >= 11 and scores["rag"] >= 9 and scores["graph"] >= 16
     tokens = {r["architecture"]: r["avg_tokens"] for r in doc["summary"]}
     assert tokens["graph"] < tokens["rag"] < tokens["raw"]
     # The flat baselines answer whatever is asked: the point of the false-answer column.
@@ -206,11 +212,15 @@ def test_evidence_recall_counts_the_required_facts_in_the_context_at_each_k(
     billing: Any,
 ) -> None:
     raw, rag = (harness.run_flat(billing, arch)[0] for arch in ("raw", "rag"))
-    assert raw.recall == {"1": True, "3": True}
+    by_count = ("1", "3", "10")
+    assert {k: raw.recall[k] for k in by_count} == dict.fromkeys(by_count, True)
     assert raw.context_tokens["1"] == raw.context_tokens["3"] == raw.tokens
+    # Within a budget the raw dump keeps its newest lines, and no more than fit.
+    assert all(raw.context_tokens[f"{b}t"] <= b for b in harness.EVIDENCE_BUDGETS)
     # The join needs two turns: one chunk cannot hold both, three do.
-    assert rag.recall == {"1": False, "3": True}
+    assert {k: rag.recall[k] for k in by_count} == {"1": False, "3": True, "10": True}
     assert rag.context_tokens["1"] < rag.context_tokens["3"] == rag.tokens
+    assert all(rag.context_tokens[f"{b}t"] <= b for b in harness.EVIDENCE_BUDGETS)
     assert harness.run_flat(billing, "rag")[1].recall == {}  # ungraded: not measured
 
     def fact(s: str, p: str, o: str) -> Fact:
@@ -240,7 +250,10 @@ def test_min_confidence_is_passed_to_every_graph_question(billing: Any) -> None:
 
     harness.run_graph(billing, Spy(Memory.open().store), "networkx", min_confidence=0.7)
     assert asked and all(kw["min_confidence"] == 0.7 for kw in asked)
-    assert sorted(kw.get("k", 1) for kw in asked) == [1, 1, 1, 3, 3]
+    # Every query once; each of the two graded ones again for its context at k = 3 and 10
+    # and at every token budget (with k = 10).
+    contexts = [3, 10, *[10] * len(harness.EVIDENCE_BUDGETS)]
+    assert sorted(kw.get("k", 1) for kw in asked) == sorted([1, 1, 1, *contexts, *contexts])
 
 
 def record(confidence: float, correct: bool, *, unanswerable: bool = False, answer: str = "x"):

@@ -118,7 +118,7 @@ def test_load_refuses_a_script_with_anything_an_export_does_not_write(
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda t: t.replace("// format: ctxneo-cypher/1", "// format: other"), "does not start"),
+        (lambda t: t.replace("// format: ctxneo-cypher/2", "// format: other"), "does not start"),
         (lambda t: "RETURN 1;\n" + t, "neither a ctxneo journal nor a script"),
         (lambda t: t.replace("`seq`: 2", "`seq`: 1"), "not above"),
         (lambda t: t.replace("`turn_id`: 7", "`turn_id`: 9223372036854775808"), "turn_id"),

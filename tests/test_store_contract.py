@@ -307,3 +307,30 @@ def test_facts_of_a_hub_are_its_newest_first_up_to_the_limit(store: Store) -> No
     assert [f.seq for f in newest] == sorted((f.seq for f in newest), reverse=True)
     films = store.facts_of(["Drama"], limit=2, predicates=["HAS_GENRE"])
     assert [f.subject for f in films] == ["Film_3", "Film_11"]
+
+
+def test_the_words_a_fact_was_said_in_find_its_entities(store: Store) -> None:
+    said = "Harbor St opens at 11:00 for the summer"
+    first = store.remember(NewFact("PAR-14", "OPENS_AT", "11:00", "Agent_Ops", 4, text=said))
+    assert first.text == said
+    store.remember_many(
+        [
+            NewFact("PAR-41", "OPENS_AT", "09:00", text="Millbrook opens at nine"),
+            NewFact("PAR-41", "MANAGER", "Ana Ruiz", text="Millbrook is Ana's store"),
+        ]
+    )
+    hits = {h.name: h.said for h in store.find_entities(["harbor", "st", "millbrook"])}
+    # Found by the words they were spoken of in, though no name holds them.
+    assert hits["PAR-14"] == frozenset({"harbor", "st"})
+    assert hits["PAR-41"] == frozenset({"millbrook"})
+    assert hits["11:00"] == frozenset({"harbor", "st"})
+    # The words stay with the fact, closed or not, through every read.
+    store.remember(NewFact("PAR-14", "OPENS_AT", "10:00"))
+    (old, new) = store.history("PAR-14", "OPENS_AT")
+    assert (old.text, new.text) == (said, None)
+    assert {f.text for f in store.all_facts()} >= {said, "Millbrook is Ana's store"}
+    # A word said of many entities proposes none of them by itself.
+    store.remember_many(
+        [NewFact(f"Kiosk_{i}", "STATUS", "open", text="the kiosk is open") for i in range(20)]
+    )
+    assert not any(h.said for h in store.find_entities(["kiosk"]) if h.name.startswith("Kiosk"))

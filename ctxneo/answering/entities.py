@@ -1,11 +1,10 @@
-"""Stage 2, anchors: the entities a question names.
+"""How much of a name a question covers, and where: what linking measures.
 
-An entity is linked when the question covers enough of its name's stems (or
-of an alias a user registered): each name stem is matched to a question word
-by stem, by prefix for identifier parts (``auth`` in "authentication"), by
-abbreviation (``svc``) or by spelled-out initials (``PS`` <- "picking
-station"). A partial mention must single the entity out; a name written out
-in full, in order, is an exact mention and always wins.
+Each name stem is matched to a question word by stem, by prefix for identifier
+parts (``auth`` in "authentication"), by abbreviation (``svc``) or by
+spelled-out initials (``PS`` <- "picking station"); a name written out in
+full, in order, is an exact mention. Whether the entity is then taken to be
+named is :mod:`ctxneo.answering.linking`'s learned decision.
 """
 
 from __future__ import annotations
@@ -13,37 +12,16 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 from ctxneo.answering.question import Question
-from ctxneo.stores.base import EntityHit
 from ctxneo.text import STOPWORDS, Token, is_identifier, name_stems
 
 EXACT, RELATED, PREFIX = 1.0, 0.8, 0.7
 _UPPER_RUN = re.compile(r"[A-Z]{2,5}(?![a-z])")
 SCATTER_GAP = 2  # more words than this between two parts of a name: a scattered mention
 SCATTERED = 0.5
-
-
-@dataclass(frozen=True, slots=True)
-class Link:
-    """An entity the question mentions: how much of its name, at which positions.
-
-    ``positions`` maps each question position the name explains to a weight:
-    the word's match strength scaled by ``coverage``, so a partly named entity
-    explains less than a fully named one.
-    """
-
-    entity: str
-    surface: str
-    coverage: float
-    positions: dict[int, float] = field(hash=False, compare=False)
-    exact: bool = False
-
-    @property
-    def strength(self) -> float:
-        return sum(self.positions.values())
 
 
 #: Names read so far (a plain dict, filled up to a bound: looked up on every walk's end).
@@ -61,9 +39,6 @@ def _surface(surface: str) -> tuple[tuple[str, ...], bool, frozenset[str]]:
         if len(_SURFACES) < _SURFACES_KEPT:
             _SURFACES[surface] = found
     return found
-
-
-name_parts = _surface
 
 
 @lru_cache(maxsize=100_000)
@@ -187,19 +162,6 @@ def cover(question: Question, surface: str) -> Cover:
     return Cover(coverage, positions, exact, frozenset(stems[i] for i in matched))
 
 
-def _may_cover_share(question: Question, surface: str, least: float) -> bool:
-    """Whether :func:`cover` may find at least ``least`` of ``surface`` covered: a prose
-    name's parts are covered only by words of their own stems, each at most fully, so
-    the share of its (weighted) parts whose stems the question has bounds its coverage."""
-    stems, identifier, acronyms = _surface(surface)
-    if identifier or acronyms or not stems:
-        return True
-    at = question.at
-    weights = [0.5 if n in STOPWORDS or len(n) == 1 else 1.0 for n in stems]
-    met = sum(w for n, w in zip(stems, weights, strict=True) if n in at)
-    return met / sum(weights) >= least
-
-
 def _may_anchor(stems: tuple[str, ...], at: Mapping[str, object]) -> bool:
     """Whether some distinctive stem of a name is a question word's, or two stems side by
     side are: without either, :func:`cover` anchors no part of a prose name."""
@@ -232,81 +194,3 @@ def _spelled_out(words: Sequence[Token], acronym: str, used: set[int]) -> list[i
         ):
             return [t.pos for t in run]
     return []
-
-
-def link_entities(
-    question: Question,
-    hits: Sequence[EntityHit],
-    *,
-    threshold: float = 0.5,
-    distinctive: float = 0.3,
-) -> list[Link]:
-    """The entities among ``hits`` that the question mentions, best first.
-
-    A name (or alias) is linked when the question covers at least half of it,
-    or at least ``distinctive`` of it with a distinctive word ("the contract
-    with Harbor" -> ``Harbor_MSA_2025``); a partial mention must single the
-    entity out. Best first: exact mentions, then coverage times the words
-    explained, then name.
-    """
-    # Which hits have each stem, to tell whether a partial mention singles one out.
-    having: dict[str, set[str]] = {}
-    for hit in hits:
-        for sf in (hit.name, *hit.aliases):
-            for st in name_stems(sf):
-                having.setdefault(st, set()).add(hit.name)
-    links: list[Link] = []
-    least = min(threshold, distinctive)
-    for hit in hits:
-        best: Link | None = None
-        for surface in (hit.name, *hit.aliases):
-            if not _may_cover_share(question, surface, least):
-                continue  # (its coverage could not reach ``least``: no link, as below)
-            c = cover(question, surface)
-            words = [question.words[p] for p in c.positions]
-            if not c.exact and not any(len(w.word) > 1 and not w.stop for w in words):
-                continue
-            # "the crew" names no crew when there are two, but "T14" names
-            # Turbine_T14 even beside "14 May".
-            shared = bool(set.intersection(*(having[st] for st in c.stems)) - {hit.name})
-            if not c.exact and c.coverage < 1.0 and shared:
-                continue
-            if c.coverage < threshold and not (
-                c.coverage >= distinctive and any(len(w.word) >= 3 and not w.stop for w in words)
-            ):
-                continue
-            # The "which X" noun describes the answer: it never anchors a non-exact mention.
-            positions = {
-                p: st * c.coverage
-                for p, st in c.positions.items()
-                if c.exact or p not in question.type_positions
-            }
-            if not positions:
-                continue
-            link = Link(hit.name, surface, c.coverage, positions, c.exact)
-            if best is None or (link.exact, link.strength) > (best.exact, best.strength):
-                best = link
-        if best is not None:
-            links.append(best)
-    links.sort(key=lambda lk: (not lk.exact, -lk.coverage * lk.strength, -lk.coverage, lk.entity))
-    return _drop_shadowed(links, question.type_positions)
-
-
-def _drop_shadowed(links: list[Link], type_positions: frozenset[int]) -> list[Link]:
-    """Drop a partial link whose words (bar the "which X" noun) a better link already owns.
-
-    In "Service_Checkout", ``Service_Payments`` matches "service" too; in "which
-    team manages what the brisk billing 88 service runs on", ``Team_Stone_88``
-    matches "team" and "88" - but "88" belongs to ``Svc_Brisk_Billing_88``.
-    Links come best first.
-    """
-    kept: list[Link] = []
-    owned: set[int] = set()
-    for link in links:
-        words = link.positions.keys() - type_positions
-        # Keep it if it is exact, or if most of its words are its own: "cluster" +
-        # "crimson" (borrowed from "the crimson cache 65 service") is not a mention.
-        if link.exact or not words or 2 * len(words - owned) > len(words):
-            kept.append(link)
-            owned |= words
-    return kept

@@ -79,6 +79,11 @@ def _print_answer(answer: Answer, top_k: int) -> None:
 @click.option("--turn", "turn_id", type=int, help="The conversation turn it was stated at.")
 @click.option("--fact-id", help="Your own id for the fact.")
 @click.option(
+    "--text",
+    help="What was said when the fact was stated: kept with it; its words let later "
+    "questions name the fact's entities as people spoke of them.",
+)
+@click.option(
     "--multi",
     is_flag=True,
     help="Add this value beside the current ones (see declare-multi to declare it once).",
@@ -93,6 +98,7 @@ def remember(
     speaker: str | None,
     turn_id: int | None,
     fact_id: str | None,
+    text: str | None,
     multi: bool,
     as_json: bool,
     **store: Any,
@@ -116,6 +122,7 @@ def remember(
             turn_id=turn_id,
             fact_id=fact_id,
             multi=multi,
+            text=text,
         )
         still = {f.seq for f in memory.current(subject, predicate)}
         closed = [f for f in before if f.seq not in still]

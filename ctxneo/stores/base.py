@@ -10,10 +10,11 @@ stores give the answerer the same input and so the same answers.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from ctxneo.model import Fact, NewFact
+from ctxneo.text import said_stems
 
 #: Upper bounds on what one store question returns, so a hub entity or a
 #: common predicate cannot turn one question into a scan of the graph.
@@ -45,12 +46,83 @@ class MemoryImage:
         return sorted(names | set(self.aliases))
 
 
+#: A stem of the words facts were stated in proposes its entities only when it was said
+#: of at most this many of them (a common word names nothing by itself)...
+SAID_POSTING = 12
+#: ...and at most this many entities are proposed by said words alone.
+SAID_HITS = 16
+
+
 @dataclass(frozen=True, slots=True)
 class EntityHit:
-    """An entity found in the token index, with the aliases registered for it."""
+    """An entity found in the token index, with the aliases registered for it and the
+    question's stems that the words its facts were stated in hold (``said``)."""
 
     name: str
     aliases: tuple[str, ...] = ()
+    said: frozenset[str] = frozenset()
+
+
+#: The stems kept per entity of the words its facts were said in: the first ones said.
+MAX_SAID_PER_ENTITY = 400
+
+
+def said_of(
+    facts: Iterable[Fact], said: dict[str, list[str]] | None = None
+) -> dict[str, list[str]]:
+    """What the facts' texts add to each entity's said stems (``said``: what it has), in
+    the one order every store keeps: facts in order, stems in the order said, the
+    subject's then the object's; a stem once; the first :data:`MAX_SAID_PER_ENTITY`."""
+    out: dict[str, list[str]] = {} if said is None else said
+    for f in facts:
+        if not f.text:
+            continue
+        stems = said_stems(f.text)
+        for entity in dict.fromkeys((f.subject, f.object)):
+            have = out.setdefault(entity, [])
+            for st in stems:
+                if len(have) >= MAX_SAID_PER_ENTITY:
+                    break
+                if st not in have:
+                    have.append(st)
+    return out
+
+
+def with_said(
+    hits: Sequence[EntityHit],
+    said: Mapping[str, Sequence[str]],
+    aliases: Mapping[str, Sequence[str]],
+) -> list[EntityHit]:
+    """``hits`` (found by name) with their said stems, then the entities found by said words
+    alone, most stems first, then by name: one rule for every store, so that a store's
+    own order never changes an answer.
+
+    Args:
+        said: for each stem of the question, every entity whose facts' words hold it.
+    """
+    matched: dict[str, set[str]] = {}
+    for key, names in said.items():
+        if len(names) <= SAID_POSTING:
+            for name in names:
+                matched.setdefault(name, set()).add(key)
+    out = [replace(h, said=frozenset(matched.get(h.name, ()))) for h in hits]
+    named = {h.name for h in hits}
+    extra = sorted((-len(keys), name) for name, keys in matched.items() if name not in named)
+    out += [
+        EntityHit(name, tuple(aliases.get(name, ())), frozenset(matched[name]))
+        for _, name in extra[:SAID_HITS]
+    ]
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Vocabulary:
+    """What a question's words can meet in a memory: the entities they find, the memory's
+    predicates and those declared multi-valued."""
+
+    hits: list[EntityHit]
+    predicates: list[str]
+    multi: frozenset[str]
 
 
 class Store(ABC):
@@ -104,12 +176,10 @@ class Store(ABC):
         small memory every entity with a key is returned, whatever the store.
         """
 
-    def vocabulary(
-        self, keys: Sequence[str], limit: int = MAX_CANDIDATES
-    ) -> tuple[list[EntityHit], list[str]]:
-        """What a question's words can meet: :meth:`find_entities` and :meth:`predicates`
-        together (one round trip on a remote store)."""
-        return self.find_entities(keys, limit), self.predicates()
+    def vocabulary(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> Vocabulary:
+        """What a question's words can meet: :meth:`find_entities`, :meth:`predicates` and
+        :meth:`multi_valued` together (one round trip on a remote store)."""
+        return Vocabulary(self.find_entities(keys, limit), self.predicates(), self.multi_valued())
 
     @abstractmethod
     def aliases(self) -> dict[str, tuple[str, ...]]:
@@ -142,6 +212,12 @@ class Store(ABC):
         self, predicate: str, *, as_of: int | None = None, limit: int = MAX_NEIGHBOURS
     ) -> list[Fact]:
         """Facts with this predicate, current (or at ``as_of``), newest first."""
+
+    def facts_with_predicates(
+        self, predicates: Sequence[str], *, as_of: int | None = None, limit: int = MAX_NEIGHBOURS
+    ) -> dict[str, list[Fact]]:
+        """:meth:`facts_with_predicate` of each predicate (one round trip on a remote store)."""
+        return {p: self.facts_with_predicate(p, as_of=as_of, limit=limit) for p in predicates}
 
     @abstractmethod
     def history(self, subject: str, predicate: str | None = None) -> list[Fact]:

@@ -100,6 +100,7 @@ def fact_record(fact: Fact) -> dict[str, Any]:
         "speaker": fact.speaker,
         "turn_id": fact.turn_id,
         "fact_id": fact.fact_id,
+        **({"text": fact.text} if fact.text is not None else {}),
     }
 
 
@@ -114,6 +115,7 @@ def record_fact(record: dict[str, Any]) -> Fact:
         speaker=record.get("speaker"),
         turn_id=record.get("turn_id"),
         fact_id=record.get("fact_id"),
+        text=record.get("text"),
     )
 
 

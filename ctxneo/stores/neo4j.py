@@ -54,12 +54,17 @@ from ctxneo.neo4j_uri import check_uri, redact
 from ctxneo.stores.base import (
     MAX_CANDIDATES,
     MAX_NEIGHBOURS,
+    MAX_SAID_PER_ENTITY,
+    SAID_POSTING,
     EntityHit,
     MemoryImage,
     Store,
+    Vocabulary,
+    said_of,
     supersede,
+    with_said,
 )
-from ctxneo.text import index_keys
+from ctxneo.text import index_keys, said_stems
 
 _T = TypeVar("_T")
 
@@ -117,6 +122,7 @@ def _fact(row: Any, suffix: str = "") -> Fact:
         get("speaker"),
         get("turn_id"),
         get("fact_id"),
+        get("text"),
     )
 
 
@@ -291,7 +297,7 @@ class Neo4jStore(Store):
         from neo4j.exceptions import ClientError
 
         with self._session() as session:
-            for statement in cypher.statements("schema"):
+            for statement in [*cypher.statements("schema"), *cypher.statements("said_schema")]:
                 try:
                     session.run(statement).consume()
                 except ClientError as e:
@@ -465,6 +471,10 @@ class Neo4jStore(Store):
                 speaker=new.speaker,
                 turn_id=new.turn_id,
                 fact_id=new.fact_id,
+                text=new.text,
+                said=list(said_stems(new.text)) if new.text else [],
+                said_cap=MAX_SAID_PER_ENTITY,
+                tag=self._tag,
                 write_id=write_id,
             )
             return _fact(row)
@@ -527,6 +537,7 @@ class Neo4jStore(Store):
                     new.speaker,
                     new.turn_id,
                     new.fact_id,
+                    new.text,
                 )
                 live.append(fact)
                 created[seq] = fact
@@ -536,10 +547,16 @@ class Neo4jStore(Store):
                 self._tx(tx, "close_facts", closes=closes, write_id=write_id)
             if created:
                 names = {n for f in created.values() for n in (f.subject, f.object)}
+                said = said_of(created.values())
                 self._tx(
                     tx,
                     "merge_entities",
-                    entities=[{"name": n, "search": self._search(n)} for n in sorted(names)],
+                    entities=[
+                        {"name": n, "search": self._search(n), "said": said.get(n, [])}
+                        for n in sorted(names)
+                    ],
+                    said_cap=MAX_SAID_PER_ENTITY,
+                    tag=self._tag,
                 )
                 self._tx(
                     tx,
@@ -701,11 +718,14 @@ class Neo4jStore(Store):
             StoreError, StoreUnavailable: the load failed; the namespace is as it was.
         """
         load_id = new_write_id()
+        said = said_of(image.facts)
         entities = [
             {
                 "name": n,
                 "search": search_text(self.namespace, n, *image.aliases.get(n, ())),
                 "aliases": list(image.aliases.get(n, ())),
+                "said": said.get(n, []),
+                "said_search": " ".join(f"{self._tag}_{x}" for x in said.get(n, [])),
             }
             for n in image.entities
         ]
@@ -765,22 +785,32 @@ class Neo4jStore(Store):
 
     # -- reads --------------------------------------------------------------------
 
-    def vocabulary(
-        self, keys: Sequence[str], limit: int = MAX_CANDIDATES
-    ) -> tuple[list[EntityHit], list[str]]:
+    def vocabulary(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> Vocabulary:
         terms = _terms(self._tag, keys)
         if not terms:
-            return [], self.predicates()
-        (row,) = self._read("vocabulary", query=" OR ".join(terms), limit=limit)
+            (row,) = self._read("memory_info")
+            return Vocabulary([], sorted(row["predicates"]), frozenset(row["multi"]))
+        said_keys = sorted({k for k in keys if k})[:MAX_TERMS]
+        (row,) = self._read(
+            "vocabulary",
+            query=" OR ".join(terms),
+            limit=limit,
+            said_terms=[{"key": k, "query": f"{self._tag}_{k}"} for k in said_keys],
+            said_max=SAID_POSTING,
+        )
         hits = [EntityHit(h["name"], tuple(h["aliases"] or ())) for h in row["hits"]]
-        return hits, sorted(row["predicates"])
+        said: dict[str, list[str]] = {}
+        aliases: dict[str, tuple[str, ...]] = {}
+        for found in row["said"]:
+            said[found["key"]] = [n["name"] for n in found["nodes"]]
+            for n in found["nodes"]:
+                aliases[n["name"]] = tuple(n["aliases"] or ())
+        return Vocabulary(
+            with_said(hits, said, aliases), sorted(row["predicates"]), frozenset(row["multi"])
+        )
 
     def find_entities(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> list[EntityHit]:
-        terms = _terms(self._tag, keys)
-        if not terms:
-            return []
-        rows = self._read("find_entities", query=" OR ".join(terms), limit=limit)
-        return [EntityHit(r["name"], tuple(r["aliases"] or ())) for r in rows]
+        return self.vocabulary(keys, limit).hits
 
     def aliases(self) -> dict[str, tuple[str, ...]]:
         return {r["name"]: tuple(r["aliases"]) for r in self._read("aliases")}
@@ -819,6 +849,18 @@ class Neo4jStore(Store):
             "facts_with_predicate", predicate=check_predicate(predicate), as_of=as_of, limit=limit
         )
         return [_fact(r) for r in rows]
+
+    def facts_with_predicates(
+        self, predicates: Sequence[str], *, as_of: int | None = None, limit: int = MAX_NEIGHBOURS
+    ) -> dict[str, list[Fact]]:
+        wanted = [check_predicate(p) for p in predicates]
+        out: dict[str, list[Fact]] = {p: [] for p in wanted}
+        if wanted:
+            for r in self._read(
+                "facts_with_predicates", predicates=wanted, as_of=as_of, limit=limit
+            ):
+                out[r["p"]].append(_fact(r))
+        return out
 
     def history(self, subject: str, predicate: str | None = None) -> list[Fact]:
         check_text(subject, "subject")

@@ -21,7 +21,9 @@ the size of the graph or the length of a key's history):
   facts back from the journal. Memory then grows with the current facts, not
   with how often they changed. In process only, closed facts stay in a dict.
 - ``postings``: name stem -> entities (and alias owners) having it: the
-  inverted index the answerer's entity linking uses instead of a node scan.
+  inverted index the answerer's entity linking uses instead of a node scan;
+  ``said``: the same for the words facts were stated in (a fact's text names
+  its subject and object as the speaker did).
 
 A write is planned from the current state without changing it, validated,
 serialized, appended to the journal (see :mod:`ctxneo.stores.journal`) and
@@ -65,6 +67,8 @@ from ctxneo.stores.base import (
     EntityHit,
     MemoryImage,
     Store,
+    said_of,
+    with_said,
 )
 from ctxneo.stores.journal import Journal, encode_line, fact_record, fsync_policy, record_fact
 from ctxneo.text import index_keys
@@ -234,6 +238,8 @@ class NetworkXStore(Store):
         # Insertion-ordered (a dict, not a set) so a truncated posting is the same
         # under any hash seed.
         self.postings: dict[str, dict[str, None]] = defaultdict(dict)
+        self.said: dict[str, dict[str, None]] = defaultdict(dict)
+        self._said_of: dict[str, list[str]] = {}
         self._aliases: dict[str, list[str]] = {}
         self.multi: set[str] = set()
         self.seq = 0
@@ -306,7 +312,13 @@ class NetworkXStore(Store):
             if valid_to is not None and check_int(valid_to, "valid_to") <= seq:
                 raise InvalidFactError(f"valid_to {valid_to} is not after seq {seq}")
             fact = NewFact(
-                r["s"], r["p"], r["o"], r.get("speaker"), r.get("turn_id"), r.get("fact_id")
+                r["s"],
+                r["p"],
+                r["o"],
+                r.get("speaker"),
+                r.get("turn_id"),
+                r.get("fact_id"),
+                text=r.get("text"),
             ).checked()
             s, p, o = fact.subject, fact.predicate, fact.object
             if valid_to is None:
@@ -321,7 +333,9 @@ class NetworkXStore(Store):
                         f"a second current value of single-valued ({s!r}, {p}): {o!r} (#{seq}) "
                         f"beside {other.object!r} (#{other.seq})"
                     )
-            return Fact(s, p, o, seq, seq, valid_to, fact.speaker, fact.turn_id, fact.fact_id)
+            return Fact(
+                s, p, o, seq, seq, valid_to, fact.speaker, fact.turn_id, fact.fact_id, fact.text
+            )
         if op == "close":
             seq = check_int(r["seq"], "seq", minimum=1)
             at = check_int(r["at"], "at", minimum=1)
@@ -426,6 +440,8 @@ class NetworkXStore(Store):
             self._entity(o)
         self._seqs.append(seq)
         self._lines.append(offset)
+        if fact.text:
+            self._said(fact)
         if fact.valid_to is None:
             self._valid_to.append(0)
             live = self.current.get((s, p))
@@ -456,6 +472,14 @@ class NetworkXStore(Store):
         if seq > self.seq:
             self.seq = seq
         self.facts_total += 1
+
+    def _said(self, fact: Fact) -> None:
+        """Index the words a fact was said in under its entities (the shared rule)."""
+        before = {e: len(self._said_of.get(e, ())) for e in (fact.subject, fact.object)}
+        said_of([fact], self._said_of)
+        for entity, n in before.items():
+            for key in self._said_of[entity][n:]:
+                self.said[key][entity] = None
 
     def _close(self, fact: Fact, at: int) -> Fact:
         s, p, o = fact.subject, fact.predicate, fact.object
@@ -582,7 +606,9 @@ class NetworkXStore(Store):
                     out.append(same)
                     continue
                 seq += 1
-                fact = Fact(s, predicate, o, seq, seq, None, new.speaker, new.turn_id, new.fact_id)
+                fact = Fact(
+                    s, predicate, o, seq, seq, None, new.speaker, new.turn_id, new.fact_id, new.text
+                )
                 if predicate not in multi and predicate not in added_multi:
                     previous = last.get(key)
                     if previous is not None:
@@ -664,7 +690,8 @@ class NetworkXStore(Store):
         self._sync()
         postings = [p for key in set(keys) if (p := self.postings.get(key))]
         if not postings:
-            return []
+            said = {key: list(p) for key in set(keys) if (p := self.said.get(key))}
+            return with_said([], said, self._aliases)
         postings.sort(key=len)
         total = max(1, self.graph.number_of_nodes())
         candidates: dict[str, None] = {}
@@ -681,7 +708,12 @@ class NetworkXStore(Store):
                 weights[name].append(w)
         # Best first, then by name (names are unique): sorted as plain tuples, no key.
         best = sorted([(-sum(ws), name) for name, ws in weights.items()])[:limit]
-        return [EntityHit(name, tuple(self._aliases.get(name, ()))) for _, name in best]
+        said = {key: list(p) for key in set(keys) if (p := self.said.get(key))}
+        return with_said(
+            [EntityHit(name, tuple(self._aliases.get(name, ()))) for _, name in best],
+            said,
+            self._aliases,
+        )
 
     @_locked
     def aliases(self) -> dict[str, tuple[str, ...]]:

@@ -1,0 +1,418 @@
+"""Stage 4a, what the ranker sees of a reading: measured, named features.
+
+Every hand rule of the answerers before this one is here as a number the ranker
+weighs, not a decision: how surely the anchor is named, how well each hop's
+predicate is named (by stem, by word vectors, by learned association), how much
+of the question the reading leaves unexplained, whether the values are of the
+kind the question word asks for, what form the question asks for, whether a
+history or a yes/no reading finds the value the question names. The last few
+features compare a reading with its rivals for the same question.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ctxneo.answering.forms import FORMS
+from ctxneo.answering.linking import LINK_FEATURES, Anchor
+from ctxneo.answering.match import Matcher, lexical, predicate_stems
+from ctxneo.answering.question import Question
+from ctxneo.answering.readings import Candidate, Shape
+from ctxneo.answering.values import has_shape, only_a_measure, person_like
+from ctxneo.meaning import Meaning
+from ctxneo.text import is_identifier
+
+CANDIDATE_FORMS = ("value", "count", "none", "earlier", "speaker", "yesno")
+WH = ("who", "whom", "whose", "what", "which", "where", "when", "how", "howmany", "howmuch")
+
+FEATURES: tuple[str, ...] = (
+    # the anchor
+    "anchor_p",
+    "anchor_coverage",
+    "anchor_exact",
+    "anchor_first_person",
+    "strong_anchors",
+    "unknown_names",
+    "strong_unused",
+    "best_anchor_gap",
+    "described",
+    "described_subjects",
+    "from_value",
+    # the form
+    *(f"form_{f}" for f in CANDIDATE_FORMS),
+    "p_form",
+    *(f"p_{f}" for f in FORMS),
+    # the shape
+    "hops",
+    "back_hops",
+    "last_back",
+    "values",
+    "paths",
+    "through_anchor",
+    "intersection",
+    "value_is_anchor",
+    "last_multi",
+    # the relation
+    "lex_1",
+    "vec_1",
+    "assoc_1",
+    "lex_2",
+    "vec_2",
+    "assoc_2",
+    "lex_3",
+    "vec_3",
+    "assoc_3",
+    "rel_min",
+    "rel_sum",
+    "rel_last",
+    "explained",
+    "unexplained",
+    "wh_assoc",
+    # the values
+    "v_date",
+    "v_amount",
+    "v_duration",
+    "v_measure",
+    "v_person",
+    "v_identifier",
+    "v_digit",
+    "v_lower",
+    "v_named",
+    "type_value",
+    "type_predicate",
+    "type_said",
+    *(f"wh_{w}" for w in WH),
+    "wh_none",
+    # history and yes/no
+    "cue_first",
+    "cue_previous",
+    "cue_all",
+    "cue_sibling",
+    "sibling_walk",
+    "variant_first",
+    "variant_previous",
+    "variant_before",
+    "precedes_named",
+    "slot_len",
+    "claim_p",
+    "claim_current",
+    "claim_past",
+    "claim_absent",
+    "speaker_claimed",
+    # against the rivals, and against the memory
+    "rel_room",
+    "newest",
+    "rel_gap",
+    "rel_rank",
+    "shorter_same_end",
+    "rel_last_gap",
+)
+INDEX = {name: i for i, name in enumerate(FEATURES)}
+
+
+@dataclass(slots=True)
+class Context:
+    """What every reading of one question shares."""
+
+    q: Question
+    matcher: Matcher
+    meaning: Meaning
+    forms: dict[str, float]
+    anchors: Sequence[Anchor]
+    multi: frozenset[str]
+    #: How well the question names the best-named predicate anywhere in memory.
+    best_relevance: float
+    wh: str | None
+    type_words: tuple[tuple[str, str], ...]
+    #: The question's stems found in the words each entity's facts were said in.
+    said: dict[str, frozenset[str]]
+
+
+def wh_of(q: Question) -> str | None:
+    if q.wh is None:
+        return None
+    w = q.wh.word
+    if w == "how" and q.wh.pos + 1 < len(q.words):
+        nxt = q.words[q.wh.pos + 1].word
+        if nxt in ("many", "much"):
+            return f"how{nxt}"
+    return w
+
+
+def _hop_scores(ctx: Context, predicate: str, excluded: frozenset[int]) -> tuple[float, ...]:
+    lex, vec, assoc = ctx.matcher.scores(predicate)
+    best_lex = max((v for p, v in lex.items() if p not in excluded), default=0.0)
+    best_vec = max((v for p, v in vec.items() if p not in excluded), default=0.0)
+    best_assoc = max((v for p, v in assoc.items() if p not in excluded), default=0.0)
+    return best_lex, best_vec, best_assoc
+
+
+class Featurizer:
+    """Feature rows for the readings of one question; what readings share (the question,
+    a shape, a value) is computed once."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        q = ctx.q
+        self.strong = [x for x in ctx.anchors if x.p >= 0.5]
+        # (entities the question names by their names: an entity found only by the words
+        # its facts were said in may well be the answer, whose fact those words stated)
+        self.by_name = [x for x in self.strong if x.coverage > 0]
+        self.named = {x.entity for x in self.by_name}
+        # Names the question says as what it is about: not those that take in the "which
+        # X" noun ("which *team* owned payments" may be answered by Payments_Team).
+        self.subjects = {x.entity for x in self.by_name if not x.positions & q.type_positions}
+        self.best_p = ctx.anchors[0].p if ctx.anchors else 0.0
+        self.qstems = frozenset(t.stem for t in q.words if not t.stop)
+        base = [0.0] * len(FEATURES)
+        base[INDEX["strong_anchors"]] = float(len(self.strong))
+        # Words written as names are ("Zeppelin", "INC-77") that no entity's name covers:
+        # the question is about something the memory does not know.
+        covered = {p for x in ctx.anchors if x.p >= 0.1 for p in x.positions}
+        base[INDEX["unknown_names"]] = float(
+            sum(
+                1
+                for t in q.words
+                if t.pos not in covered
+                and not t.stop
+                and ((t.pos > 0 and t.written[:1].isupper()) or any(c.isdigit() for c in t.word))
+            )
+        )
+        for name in FORMS:
+            base[INDEX[f"p_{name}"]] = ctx.forms.get(name, 0.0)
+        if ctx.wh is None:
+            base[INDEX["wh_none"]] = 1.0
+        elif ctx.wh in WH:
+            base[INDEX[f"wh_{ctx.wh}"]] = 1.0
+        base[INDEX["cue_first"]] = float(q.history == "first")
+        base[INDEX["cue_previous"]] = float(q.history == "previous")
+        base[INDEX["cue_all"]] = float(q.history == "all")
+        # "the *same* director as", "*share* actors with", "*co*-starred", "which *other*"
+        base[INDEX["cue_sibling"]] = float(q.sibling)
+        self.base = base
+        self._shapes: dict[tuple[object, ...], list[tuple[int, float]]] = {}
+        self._values: dict[str, tuple[float, ...]] = {}
+        self._through: dict[int, set[str]] = {}
+
+    def row(self, c: Candidate) -> list[float]:
+        """The feature row of one reading (see :data:`FEATURES`); rival features are
+        filled in by :func:`compare`."""
+        ctx = self.ctx
+        f = list(self.base)
+        s = c.shape
+        a = s.anchor
+        excluded = a.positions | (c.claim.positions if c.claim is not None else frozenset())
+        if c.partner is not None:
+            excluded |= c.partner.anchor.positions
+        key = (id(s), excluded)
+        shared = self._shapes.get(key)
+        if shared is None:
+            shared = self._shapes[key] = self._shape(c, excluded)
+        for i, v in shared:
+            f[i] = v
+        used = {a.entity, *c.values}
+        if c.claim is not None:
+            used.add(c.claim.entity)
+        if c.partner is not None:
+            used.add(c.partner.anchor.entity)
+        passed = self._passed(s)
+        f[INDEX["strong_unused"]] = float(
+            sum(1 for x in self.by_name if x.entity not in used and x.entity not in passed)
+        )
+        f[INDEX["best_anchor_gap"]] = self.best_p - a.p
+        f[INDEX["from_value"]] = float(c.from_value)
+        f[INDEX[f"form_{c.form}"]] = 1.0
+        f[INDEX["p_form"]] = ctx.forms.get("value" if c.form == "none" else c.form, 0.0)
+        f[INDEX["values"]] = math.log1p(len(c.values))
+        f[INDEX["intersection"]] = float(c.partner is not None)
+        f[INDEX["value_is_anchor"]] = float(
+            c.form != "yesno" and any(v in self.subjects for v in c.values)
+        )
+        if c.form not in ("speaker", "none", "count") and c.values:
+            rows = [self._value(v) for v in c.values[:20]]
+            for k, name in enumerate(_VALUE_FEATURES):
+                f[INDEX[name]] = sum(r[k] for r in rows) / len(rows)
+            if ctx.type_words:
+                f[INDEX["type_value"]] = max(_likeness(ctx, v) for v in c.values[:10])
+                # The "which X" noun among the words a value's facts were said in: "the
+                # Upstream_Orders dataset" answers "what dataset".
+                kinds = {ts for _, ts in ctx.type_words}
+                f[INDEX["type_said"]] = float(
+                    any(kinds & ctx.said.get(v, frozenset()) for v in c.values[:10])
+                )
+        if c.form == "earlier":
+            f[INDEX[f"variant_{c.variant}"]] = 1.0
+            # The value right after the answer is one the question names ("before it
+            # went urgent"): the answer is the value before that one.
+            after = c.evidence[1:2]
+            if after:
+                nxt = s.hops[-1].end(after[0])
+                f[INDEX["precedes_named"]] = max(
+                    (x.p for x in ctx.anchors if x.entity == nxt), default=0.0
+                )
+        f[INDEX["slot_len"]] = math.log1p(len(c.slot))
+        if c.claim is not None:
+            f[INDEX["claim_p"]] = c.claim.p
+            hop = s.hops[-1]
+            slot_ends = {hop.end(x) for x in c.slot}
+            now = set(s.ends)
+            claimed = c.claim.entity
+            f[INDEX["claim_current"]] = float(claimed in now)
+            f[INDEX["claim_past"]] = float(claimed in slot_ends and claimed not in now)
+            f[INDEX["claim_absent"]] = float(claimed not in slot_ends)
+        f[INDEX["speaker_claimed"]] = float(c.form == "speaker" and c.variant == "claimed")
+        return f
+
+    def _passed(self, s: Shape) -> set[str]:
+        found = self._through.get(id(s))
+        if found is None:
+            found = self._through[id(s)] = {
+                n for i in range(min(len(s.paths), 20)) for n in s.nodes(i)[1:-1]
+            }
+        return found
+
+    def _shape(self, c: Candidate, excluded: frozenset[int]) -> list[tuple[int, float]]:
+        """The features a shape gives every reading of it (with these words excluded)."""
+        ctx = self.ctx
+        s = c.shape
+        a = s.anchor
+        out: dict[str, float] = {
+            "anchor_p": a.p,
+            "anchor_coverage": a.coverage,
+            "anchor_exact": float(a.exact),
+            "anchor_first_person": a.features[_FIRST_PERSON],
+            "described": float(s.described > 0),
+            "described_subjects": math.log1p(s.described),
+            "hops": float(len(s.hops)),
+            "back_hops": float(sum(1 for h in s.hops if not h.forward)),
+            "last_back": float(not s.hops[-1].forward),
+            "paths": math.log1p(len(s.paths)),
+            "through_anchor": float(bool(self._passed(s) & (self.named - {a.entity}))),
+            "last_multi": float(s.hops[-1].predicate in ctx.multi),
+            # Out and back through one relation: the anchor's siblings by it.
+            "sibling_walk": float(
+                any(
+                    a_.predicate == b_.predicate and a_.forward != b_.forward
+                    for a_, b_ in zip(s.hops, s.hops[1:], strict=False)
+                )
+            ),
+        }
+        scores = []
+        explained: set[int] = set()
+        for i, hop in enumerate(s.hops[:3]):
+            lx, vc, asc = _hop_scores(ctx, hop.predicate, excluded)
+            out[f"lex_{i + 1}"] = lx
+            out[f"vec_{i + 1}"] = vc
+            out[f"assoc_{i + 1}"] = asc
+            scores.append(max(lx, vc, min(1.0, asc / 3.0)))
+            lex, vec, assoc = ctx.matcher.scores(hop.predicate)
+            explained |= {p for p, v in lex.items() if v >= 0.8}
+            explained |= {p for p, v in vec.items() if v >= 0.5}
+            explained |= {p for p, v in assoc.items() if v >= 1.0}
+        out["rel_min"] = min(scores)
+        out["rel_sum"] = sum(scores)
+        out["rel_last"] = scores[-1]
+        relation_positions = [
+            p for p in ctx.matcher.positions if p not in excluded and not ctx.q.words[p].stop
+        ]
+        if relation_positions:
+            hit = sum(1 for p in relation_positions if p in explained)
+            out["explained"] = hit / len(relation_positions)
+            out["unexplained"] = float(len(relation_positions) - hit)
+        else:
+            out["explained"] = 1.0
+        association = ctx.matcher.association
+        if ctx.q.wh is not None and association is not None:
+            wh_stem = ctx.q.wh.stem
+            out["wh_assoc"] = max(
+                (
+                    association.weight(wh_stem, ps)
+                    for _, ps in predicate_stems(s.hops[-1].predicate)
+                ),
+                default=0.0,
+            )
+        if ctx.type_words:
+            out["type_predicate"] = _likeness(ctx, s.hops[-1].predicate)
+        # A relation the question names better than any hop of this shape, held by
+        # other entities: what a memory that lost the asked fact looks like.
+        out["rel_room"] = max(
+            0.0, ctx.best_relevance - max(self.ctx.matcher.relevance(h.predicate) for h in s.hops)
+        )
+        return [(INDEX[n], v) for n, v in out.items()]
+
+    def _value(self, v: str) -> tuple[float, ...]:
+        found = self._values.get(v)
+        if found is None:
+            named = float(bool({st for _, st in predicate_stems(v)} & self.qstems))
+            found = self._values[v] = (*value_kind(v), named)
+        return found
+
+
+@lru_cache(maxsize=100_000)
+def value_kind(v: str) -> tuple[float, ...]:
+    """What a value looks like (read once per value, whatever the question)."""
+    return (
+        float(has_shape(v, "date")),
+        float(has_shape(v, "amount")),
+        float(has_shape(v, "duration")),
+        float(only_a_measure(v)),
+        float(person_like(v)),
+        float(is_identifier(v)),
+        float(any(ch.isdigit() for ch in v)),
+        float(v == v.lower()),
+    )
+
+
+_VALUE_FEATURES = (
+    "v_date",
+    "v_amount",
+    "v_duration",
+    "v_measure",
+    "v_person",
+    "v_identifier",
+    "v_digit",
+    "v_lower",
+    "v_named",
+)
+_FIRST_PERSON = LINK_FEATURES.index("first_person")
+
+
+def _likeness(ctx: Context, name: str) -> float:
+    """How well the "which X" noun stands for a name's words (lexical or vectors)."""
+    best = 0.0
+    for w, s in predicate_stems(name):
+        for tw, ts in ctx.type_words:
+            best = max(best, lexical(ts, s), ctx.meaning.similarity(tw, w))
+    return best
+
+
+def compare(rows: Sequence[list[float]], candidates: Sequence[Candidate]) -> None:
+    """Fill in the features that compare each reading with its rivals."""
+    if not rows:
+        return
+    newest = [max((f.seq for f in c.evidence), default=0) for c in candidates]
+    top = max(newest) or 1
+    rel = [r[INDEX["rel_sum"]] for r in rows]
+    best = max(rel)
+    order = sorted(range(len(rows)), key=lambda i: -rel[i])
+    rank = {i: k for k, i in enumerate(order)}
+    # The fewest hops from an anchor that end in the same relation, in the same form: a
+    # longer walk to the same kind of end must earn its extra hops.
+    fewest: dict[tuple[object, ...], int] = {}
+    for c in candidates:
+        key = (c.shape.anchor.entity, c.form, c.shape.hops[-1])
+        fewest[key] = min(fewest.get(key, 9), len(c.shape.hops))
+    last = [r[INDEX["rel_last"]] for r in rows]
+    best_last = max(last)
+    for i, r in enumerate(rows):
+        c = candidates[i]
+        r[INDEX["newest"]] = newest[i] / top
+        r[INDEX["rel_gap"]] = best - rel[i]
+        r[INDEX["rel_rank"]] = rank[i] / max(1, len(rows) - 1)
+        r[INDEX["shorter_same_end"]] = float(
+            fewest[(c.shape.anchor.entity, c.form, c.shape.hops[-1])] < len(c.shape.hops)
+        )
+        r[INDEX["rel_last_gap"]] = best_last - last[i]

@@ -1,0 +1,102 @@
+"""What form of answer a question asks for: a value, a count, yes or no, the speaker, an
+earlier value. Learned, not ruled: a multinomial logistic model over the question's
+words and their places (the first and last words, the question word and the word after
+it), fitted on the training corpus by ``scripts/build_reader.py``.
+
+A list is not a form of its own: asking for a relation's value gives every current
+value, one or many. The probabilities are features of every reading (a count reading
+is likelier when "how many" opens the question) rather than a decision taken first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from ctxneo.text import Token
+
+FORMS = ("value", "count", "yesno", "speaker", "earlier")
+
+#: The form each training label stands for (labels are read only when fitting).
+FORM_OF_LABEL = {
+    "direct": "value",
+    "distant": "value",
+    "join": "value",
+    "chain3": "value",
+    "described": "value",
+    "multi": "value",
+    "count": "count",
+    "yesno": "yesno",
+    "confirm": "yesno",
+    "provenance": "speaker",
+    "history": "earlier",
+    "history_join": "earlier",
+}
+
+_WH = frozenset("who whom whose what which where when why how".split())
+_AUX = frozenset(
+    "is are was were do does did has have had can could will would should shall am isn aren "
+    "wasn weren doesn didn hasn haven".split()
+)
+
+
+def cue_words(words: Sequence[Token]) -> list[str]:
+    """The question's words as the form model reads them (sparse, named features).
+
+    Every word (function words too: "is" opening a question asks yes or no), the first
+    two and last two words, the first question word and the word after it.
+    """
+    lowered = [t.word for t in words]
+    out = [f"w={w}" for w in lowered]
+    out += [f"s={t.stem}" for t in words if not t.stop]
+    if lowered:
+        out.append(f"f={lowered[0]}")
+        out.append(f"l={lowered[-1]}")
+    if len(lowered) > 1:
+        out.append(f"f2={lowered[0]}_{lowered[1]}")
+        out.append(f"l2={lowered[-2]}_{lowered[-1]}")
+    wh = next((i for i, w in enumerate(lowered) if w in _WH), None)
+    if wh is None:
+        out.append("nowh")
+    else:
+        nxt = lowered[wh + 1] if wh + 1 < len(lowered) else "END"
+        out.append(f"wh={lowered[wh]}")
+        out.append(f"whn={lowered[wh]}_{nxt}")
+    first_content = next((w for w in lowered if w not in _FILLER_OPENERS), "")
+    if first_content in _AUX:
+        out.append("aux_opens")
+    return out
+
+
+#: Words that open a request before its question ("hey, quick one: is ..."), skipped when
+#: asking whether an auxiliary verb opens the question.
+_FILLER_OPENERS = frozenset("hey hi ok okay so quick one q sorry also and but um oh yo".split())
+
+
+class FormModel:
+    """P(form | question words): softmax over summed feature weights."""
+
+    def __init__(self, weights: Mapping[str, Sequence[float]], bias: Sequence[float]) -> None:
+        self.weights = weights
+        self.bias = list(bias)
+
+    def probabilities(self, words: Sequence[Token]) -> dict[str, float]:
+        scores = list(self.bias)
+        for feature in cue_words(words):
+            w = self.weights.get(feature)
+            if w is not None:
+                for i, x in enumerate(w):
+                    scores[i] += x
+        top = max(scores)
+        exps = [math.exp(s - top) for s in scores]
+        total = sum(exps)
+        return {form: e / total for form, e in zip(FORMS, exps, strict=True)}
+
+    def to_dict(self) -> dict[str, object]:
+        return {"forms": list(FORMS), "weights": dict(self.weights), "bias": self.bias}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, object]) -> FormModel:
+        if list(doc["forms"]) != list(FORMS):  # type: ignore[call-overload]
+            raise ValueError(f"form model for {doc['forms']}, expected {FORMS}")
+        return cls(doc["weights"], doc["bias"])  # type: ignore[arg-type]

@@ -1,0 +1,222 @@
+"""Stage 2, anchors: which entities of the memory the question names, and how surely.
+
+Candidates come from the store's token index (every entity sharing a stem, a
+number or an abbreviation with the question); :func:`cover` measures how much of
+each name the question covers and where. Whether a candidate is really named is
+then a learned probability (:class:`Linker`, a logistic model fitted on the
+training corpus) over what a reader would weigh: how much of the name is covered
+and how exactly, whether its number is the question's number (``CX_31`` is not
+``CX_318``), how rare the covered words are among the memory's names, whether a
+longer name covers the same words, whether the words are written as a name is.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ctxneo.answering.entities import Cover, cover
+from ctxneo.answering.question import Question
+from ctxneo.meaning import Meaning
+from ctxneo.stores.base import EntityHit
+from ctxneo.text import is_identifier, name_stems, split_words
+
+#: "I", "me", "my": the asking agent.
+FIRST_PERSON = frozenset({"i", "me", "my", "mine"})
+
+LINK_FEATURES = (
+    "coverage",
+    "exact",
+    "positions",
+    "name_parts",
+    "spread",
+    "name_has_digits",
+    "digits_matched",
+    "digits_missed",
+    "question_digit_unmatched",
+    "rarity",
+    "sharing",
+    "dominated",
+    "written_as_name",
+    "in_which_noun",
+    "only_common_words",
+    "prose_name",
+    "alias",
+    "first_person",
+    "hits",
+    "verbatim",
+    "said_words",
+    "said_share",
+    "said_only",
+    "said_rarity",
+    "texts_seen",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """An entity the question may name: where, how much of its name, and how surely."""
+
+    entity: str
+    positions: frozenset[int]
+    coverage: float
+    exact: bool
+    features: tuple[float, ...] = field(compare=False)
+    p: float = 0.0
+
+
+class Linker:
+    """P(named | features): a logistic model over :data:`LINK_FEATURES`."""
+
+    def __init__(self, coef: Sequence[float], intercept: float) -> None:
+        if len(coef) != len(LINK_FEATURES):
+            raise ValueError(f"linker has {len(coef)} weights for {len(LINK_FEATURES)} features")
+        self.coef = list(coef)
+        self.intercept = intercept
+
+    def probability(self, features: Sequence[float]) -> float:
+        z = self.intercept + sum(w * x for w, x in zip(self.coef, features, strict=True))
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+    def to_dict(self) -> dict[str, object]:
+        return {"features": list(LINK_FEATURES), "coef": self.coef, "intercept": self.intercept}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, object]) -> Linker:
+        if list(doc["features"]) != list(LINK_FEATURES):  # type: ignore[call-overload]
+            raise ValueError("linker features differ from this version's")
+        return cls(doc["coef"], float(doc["intercept"]))  # type: ignore[arg-type]
+
+
+def _prior(features: Sequence[float]) -> float:
+    """Before a linker is fitted: the share of the name covered, halved when shared."""
+    f = dict(zip(LINK_FEATURES, features, strict=True))
+    return f["coverage"] * (0.5 if f["sharing"] > 1 or f["dominated"] else 1.0)
+
+
+def _verbatim(words: Sequence[str], name: Sequence[str]) -> range | None:
+    """Where the name's words stand together, in order, in the question."""
+    n = len(name)
+    if not n:
+        return None
+    for i in range(len(words) - n + 1):
+        if words[i : i + n] == list(name):
+            return range(i, i + n)
+    return None
+
+
+def _said_positions(q: Question, said: frozenset[str], named: Cover | None) -> frozenset[int]:
+    """Content words of the question whose stems the entity's facts were said in, outside
+    the words its name covers."""
+    if not said:
+        return frozenset()
+    taken = named.positions.keys() if named is not None else set()
+    return frozenset(t.pos for t in q.words if not t.stop and t.stem in said and t.pos not in taken)
+
+
+def candidates(
+    q: Question,
+    hits: Sequence[EntityHit],
+    meaning: Meaning,
+    linker: Linker | None,
+    speaker: str | None = None,
+) -> list[Anchor]:
+    """Every hit the question covers some of, with its link probability, best first."""
+    covers = []
+    lowered = [t.word for t in q.words]
+    for hit in hits:
+        best = None
+        for alias, surface in enumerate((hit.name, *hit.aliases)):
+            c = cover(q, surface)
+            run = _verbatim(lowered, split_words(surface))
+            if run is not None:
+                # Written in full, as the name is: exact, whatever its parts ("H-7").
+                c = Cover(1.0, dict.fromkeys(run, 1.0), True, frozenset(name_stems(surface)))
+            if c.coverage > 0 and (best is None or c.coverage > best[1].coverage):
+                best = (alias > 0, c, surface)
+        # The words its facts were said in that the question uses, beyond its name's.
+        said = _said_positions(q, hit.said, best[1] if best else None)
+        if best is None and said:
+            best = (False, Cover(0.0, {}, False, frozenset()), hit.name)
+        if best is not None:
+            covers.append((hit.name, *best, said))
+    having: dict[str, int] = {}
+    said_by: dict[int, int] = {}
+    for _, _, c, _, said in covers:
+        for st in c.stems:
+            having[st] = having.get(st, 0) + 1
+        for p_ in said:
+            said_by[p_] = said_by.get(p_, 0) + 1
+    words = q.words
+    content = sum(1 for t in words if not t.stop)
+    # Whether this memory keeps the words facts were said in (some hit was found by them):
+    # where it does not, no entity is found by its facts' words, named or not.
+    texts_seen = float(any(h.said for h in hits))
+    question_digits = {t.pos for t in words if t.word.isdigit()}
+    out: list[Anchor] = []
+    for name, alias, c, surface, said in covers:
+        parts = name_stems(surface)
+        digits = [s for s in parts if s.isdigit()]
+        matched_digits = [s for s in c.stems if s.isdigit()]
+        # The anchor's positions are its name's: those are not relation words. Words its
+        # facts were said in may well be ("Harbor St *opens* at 11" for "when does harbor
+        # st open?"), so they only count as features.
+        named = frozenset(c.positions)
+        dominated = bool(named) and any(
+            oc is not c
+            and (
+                named < (op := frozenset(oc.positions))
+                or (named == op and oc.coverage > c.coverage)
+            )
+            for _, _, oc, _, _ in covers
+        )
+        covered = [words[p] for p in sorted(named)]
+        features = (
+            c.coverage,
+            float(c.exact),
+            float(len(named)),
+            float(len(parts)),
+            float(max(named) - min(named) + 1 - len(named)) if named else 0.0,
+            float(bool(digits)),
+            float(len(matched_digits)),
+            float(len(digits) - len(set(matched_digits))),
+            float(bool(question_digits - named) and bool(digits)),
+            min((1.0 / having[st] for st in c.stems), default=0.0),
+            float(max((having[st] for st in c.stems), default=0)),
+            float(dominated),
+            float(
+                any(
+                    (t.pos > 0 and t.written[:1].isupper()) or any(ch.isdigit() for ch in t.word)
+                    for t in covered
+                )
+            ),
+            float(bool(named & q.type_positions)),
+            float(
+                bool(covered)
+                and all(meaning.common_word(t.word) and t.written.islower() for t in covered)
+            ),
+            float(not is_identifier(surface) and surface == surface.lower()),
+            float(alias),
+            0.0,
+            math.log1p(len(hits)),
+            float(_verbatim(lowered, split_words(surface)) is not None),
+            float(len(said)),
+            len(said) / max(1, content),
+            float(c.coverage == 0.0),
+            max((1.0 / said_by[p_] for p_ in said), default=0.0),
+            texts_seen,
+        )
+        p = linker.probability(features) if linker is not None else _prior(features)
+        out.append(Anchor(name, named, c.coverage, c.exact, features, p))
+    if speaker and any(t.word in FIRST_PERSON for t in words):
+        mine = frozenset(t.pos for t in words if t.word in FIRST_PERSON)
+        f = [0.0] * len(LINK_FEATURES)
+        f[LINK_FEATURES.index("first_person")] = 1.0
+        f[LINK_FEATURES.index("coverage")] = 1.0
+        f[LINK_FEATURES.index("name_parts")] = float(len(split_words(speaker)))
+        feats = tuple(f)
+        p = linker.probability(feats) if linker is not None else 0.9
+        out.append(Anchor(speaker, mine, 1.0, True, feats, p))
+    out.sort(key=lambda a: (-a.p, -a.coverage, a.entity))
+    return out

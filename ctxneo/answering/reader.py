@@ -1,0 +1,415 @@
+"""The reader: a question's words in, a ranked set of readings and a decision out.
+
+Stages, each a module with its own measure in ``ctxneo bench --diagnose``:
+
+1. **read** (:mod:`.question`, :mod:`.forms`): words, cues, and the probability of
+   each form of answer (value, count, yes/no, speaker, earlier value);
+2. **anchors** (:mod:`.linking`): entities the question may name, each with a
+   learned probability;
+3. **candidates** (:mod:`.readings`): every shape of one to three facts from the
+   anchors, in every form it can take;
+4. **rank** (:mod:`.features`, :mod:`.learned`): a learned ranker orders the
+   readings;
+5. **decide**: a calibrated confidence for the best one; below the threshold the
+   answer is ``UNKNOWN`` with the true reason.
+
+Nothing but the question's text (and who asks, and a topic when the caller knows
+it) reaches any stage. Ties are broken by a fixed rule (score, fewer hops, newer
+evidence, text), so answers do not depend on hash seeds or store order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ctxneo.answering import features as feats
+from ctxneo.answering.entities import cover
+from ctxneo.answering.forms import FORMS
+from ctxneo.answering.learned import ReaderModel
+from ctxneo.answering.lexicon import Lexicon
+from ctxneo.answering.linking import LINK_FEATURES, Anchor, candidates
+from ctxneo.answering.match import Matcher, predicate_stems
+from ctxneo.answering.question import Question, lookup_keys, read_question
+from ctxneo.answering.readings import Candidate, Walker, intersections, nones, readings
+from ctxneo.meaning import Meaning, WordVectors
+from ctxneo.model import UNKNOWN, Answer, Fact, Reading, Trace
+from ctxneo.stores.base import Store
+from ctxneo.tokens import estimate_tokens
+
+#: Answer only at or above this confidence: the confidence is calibrated, so by default
+#: an answer is given when it is more likely right than wrong.
+DEFAULT_MIN_CONFIDENCE = 0.5
+CANDIDATES = 40  # entities the index proposes per question
+#: Entities that may stand for a value the question names (yes/no, "before X").
+CLAIM_P = 0.1
+#: A form of answer is offered only when the form model gives it at least this chance.
+FORM_GATE = 0.05
+#: With several readings asked for, the context also holds this many facts of each of
+#: this many entities the question names, after the readings' evidence.
+AROUND_ENTITIES = 2
+AROUND_FACTS = 8
+MARGIN_CAP = 5.0
+
+
+def confidence_inputs(
+    row: Sequence[float], score: float, rival: float | None, *, first: bool = True
+) -> list[float]:
+    """What the answering model reads of a reading (:data:`~.learned.CONFIDENCE_INPUTS`):
+    the ranker's score, its margin over the best reading with another answer (only for
+    the first), and the reading's features."""
+    margin = MARGIN_CAP if rival is None else min(MARGIN_CAP, score - rival)
+    return [score, margin if first else 0.0, *row]
+
+
+def order(score: float, hops: int, newest: int, answer: str, form: str) -> tuple[object, ...]:
+    """How readings are ranked: by score, then fewer hops, newer evidence, text (a fixed
+    rule, so ties never depend on hash seeds or store order)."""
+    return (-round(score, 9), hops, -newest, answer, form)
+
+
+@dataclass(slots=True)
+class Read:
+    """One question read: its anchors and its readings, best first."""
+
+    q: Question
+    anchors: list[Anchor]
+    ranked: list[Candidate]
+    forms: dict[str, float]
+    hits: int
+    #: The last fact of a slot of a named entity whose values were all retracted, of a
+    #: relation the question names: why a question may find nothing that holds now.
+    retracted: Fact | None = None
+
+
+class Reader:
+    """Answers questions over one store (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        meaning: Meaning | None = None,
+        model: ReaderModel | None = None,
+        lexicon: Lexicon | None = None,
+    ) -> None:
+        self.store = store
+        self._meaning = meaning
+        self._model = model
+        self.lexicon = lexicon
+
+    @property
+    def meaning(self) -> Meaning:
+        """Word meaning (the shipped word vectors unless given), read on first use."""
+        if self._meaning is None:
+            self._meaning = WordVectors.default()
+        return self._meaning
+
+    @property
+    def model(self) -> ReaderModel:
+        """The fitted parts (the shipped model unless given), read on first use."""
+        if self._model is None:
+            self._model = ReaderModel.default()
+        return self._model
+
+    # -- reading ---------------------------------------------------------------
+
+    def read(
+        self,
+        text: str,
+        *,
+        speaker: str | None = None,
+        as_of: int | None = None,
+        topic: str | None = None,
+    ) -> Read:
+        q = read_question(text)
+        vocabulary = self.store.vocabulary(lookup_keys(q), limit=CANDIDATES)
+        hits = vocabulary.hits
+        if topic is not None:
+            c = cover(q, topic)
+            f = [0.0] * len(LINK_FEATURES)
+            f[0], f[1] = 1.0, 1.0
+            anchors = [Anchor(topic, frozenset(c.positions), 1.0, True, tuple(f), 1.0)]
+        else:
+            anchors = candidates(q, hits, self.meaning, self.model.linker, speaker)
+        forms = (
+            self.model.forms.probabilities(q.words)
+            if self.model.forms is not None
+            else dict.fromkeys(FORMS, 1.0 / len(FORMS))
+        )
+        matcher = Matcher(q, self.meaning, self.model.association, self.lexicon)
+        walker = Walker(self.store, matcher, anchors, as_of, vocabulary)
+        shapes = walker.walk()
+        claims = [a for a in walker.anchors if a.p >= CLAIM_P]
+        multi = vocabulary.multi
+        found = readings(walker, shapes, claims, self._forms_asked(forms))
+        found += nones(walker)
+        found += intersections(shapes)
+        type_words = tuple((q.words[p].word, q.words[p].stem) for p in sorted(q.type_positions))
+        ranked_predicates = walker.ranked_predicates()
+        best_relevance = ranked_predicates[0][0] if ranked_predicates else 0.0
+        ctx = feats.Context(
+            q,
+            matcher,
+            self.meaning,
+            forms,
+            anchors,
+            multi,
+            best_relevance,
+            feats.wh_of(q),
+            type_words,
+            {h.name: h.said for h in hits if h.said},
+        )
+        featurizer = feats.Featurizer(ctx)
+        rows = [featurizer.row(c) for c in found]
+        feats.compare(rows, found)
+        kept = [i for i, r in enumerate(rows) if not _needless(r)]
+        found, rows = [found[i] for i in kept], [rows[i] for i in kept]
+        if found:
+            scores = (
+                self.model.ranker.predict(np.asarray(rows, dtype=np.float64))
+                if self.model.ranker is not None
+                else np.asarray([_prior(r) for r in rows])
+            )
+            for c, r, s in zip(found, rows, scores, strict=True):
+                c.features = r
+                c.score = float(s)
+        ranked = sorted(found, key=_order)
+        return Read(q, anchors, ranked, forms, len(hits), _retracted(walker, matcher))
+
+    def _forms_asked(self, forms: dict[str, float]) -> frozenset[str]:
+        """The forms worth offering: those the form model gives a chance (all, without one)."""
+        optional = ("count", "speaker", "earlier", "yesno")
+        if self.model.forms is None:
+            return frozenset(optional)
+        return frozenset(f for f in optional if forms[f] >= FORM_GATE)
+
+    def confidence(self, r: Read, i: int = 0) -> float:
+        """How sure the ``i``-th reading is, against the best rival answer."""
+        c = r.ranked[i]
+        if self.model.confidence is None:
+            return float(1.0 / (1.0 + np.exp(-c.score)))
+        rivals = (o.score for o in r.ranked if o.answer != c.answer)
+        return self.model.confidence.probability(
+            confidence_inputs(c.features, c.score, next(rivals, None), first=i == 0)
+        )
+
+    # -- answering -------------------------------------------------------------
+
+    def ask(
+        self,
+        text: str,
+        *,
+        speaker: str | None = None,
+        as_of: int | None = None,
+        k: int = 1,
+        min_confidence: float | None = None,
+        max_tokens: int | None = None,
+        topic: str | None = None,
+    ) -> Answer:
+        threshold = DEFAULT_MIN_CONFIDENCE if min_confidence is None else min_confidence
+        r = self.read(text, speaker=speaker, as_of=as_of, topic=topic)
+        best = self._distinct(r, k)
+        shown = [self._reading(r, i) for i in best]
+        around = self._around(r, as_of) if k > 1 else ()
+        top = shown[0] if shown else None
+        if top is not None and top.confidence >= threshold:
+            c = r.ranked[best[0]]
+            context, sent = compose_context(text, shown, max_tokens, around)
+            return Answer(
+                text,
+                top.answer,
+                top.evidence,
+                context,
+                top.reading,
+                top.values,
+                top.confidence,
+                "",
+                tuple(shown),
+                context_facts=sent,
+                form="list" if c.form == "value" and len(c.values) > 1 else _FORM_NAMES[c.form],
+            )
+        reason = self._why_unknown(r, top, threshold, as_of)
+        context, sent = compose_context(text, shown, max_tokens, around)
+        return Answer(
+            text,
+            UNKNOWN,
+            (),
+            context,
+            f"unknown: {reason}",
+            (),
+            top.confidence if top is not None else 0.0,
+            reason,
+            tuple(shown),
+            top,
+            sent,
+        )
+
+    def trace(self, text: str, *, speaker: str | None = None, k: int = 10) -> Trace:
+        """The anchors linked (best first) and the best ``k`` readings, before any threshold."""
+        r = self.read(text, speaker=speaker)
+        shown = tuple(self._reading(r, i) for i in self._distinct(r, k))
+        return Trace(text, tuple(a.entity for a in r.anchors), shown)
+
+    def _distinct(self, r: Read, k: int) -> list[int]:
+        """Indices of the best ``k`` readings with distinct answers."""
+        seen: set[str] = set()
+        out = []
+        for i, c in enumerate(r.ranked):
+            if c.answer in seen:
+                continue
+            seen.add(c.answer)
+            out.append(i)
+            if len(out) >= k:
+                break
+        return out
+
+    def _reading(self, r: Read, i: int) -> Reading:
+        c = r.ranked[i]
+        return Reading(c.answer, c.values, c.evidence, self.confidence(r, i), c.name)
+
+    def _around(self, r: Read, as_of: int | None) -> tuple[Fact, ...]:
+        """A few facts, current and past, of the entities the question names best: what an
+        LLM given several readings may still need when none is the right one."""
+        named = [a.entity for a in r.anchors if a.p >= 0.5][:AROUND_ENTITIES]
+        out: list[Fact] = []
+        for entity in named:
+            out += self.store.facts_of([entity], as_of=as_of, history=True, limit=AROUND_FACTS)
+        return tuple(out)
+
+    def _why_unknown(
+        self, r: Read, top: Reading | None, threshold: float, as_of: int | None
+    ) -> str:
+        """The true reason in one line."""
+        strong = [a for a in r.anchors if a.p >= 0.5]
+        best = r.ranked[0] if r.ranked else None
+        last = (
+            max(best.slot, key=lambda f: f.valid_to or 0)
+            if best is not None and best.form == "none"
+            else r.retracted
+        )
+        if last is not None:
+            return (
+                f"{last.subject} {last.predicate} {last.object} was retracted at "
+                f"#{last.valid_to}; nothing holds now"
+            )
+        if top is not None:
+            return (
+                f"not sure enough (confidence {top.confidence:.2f} < {threshold:.2f}); "
+                f"best reading: {top.answer} [{top.reading}]"
+            )
+        if not r.anchors:
+            return "no entity of the question is in memory"
+        if not strong:
+            names = ", ".join(a.entity for a in r.anchors[:3])
+            return f"no entity is named clearly enough (the words fit {names})"
+        entity = strong[0].entity
+        facts = self.store.facts_of([entity], as_of=as_of, history=True, limit=50)
+        if facts and not any(f.valid_at(as_of) for f in facts):
+            last = max(facts, key=lambda f: f.valid_to or 0)
+            return (
+                f"{last.subject} {last.predicate} {last.object} was retracted at "
+                f"#{last.valid_to}; nothing holds now"
+            )
+        return f"{entity} is in memory, but no fact of it answers the question"
+
+
+#: A retracted relation is the reason for UNKNOWN when the question names it this well.
+RETRACTED_RELEVANCE = 0.5
+
+
+def _retracted(walker: Walker, matcher: Matcher) -> Fact | None:
+    """The newest retracted fact among the named anchors' slots that hold nothing now
+    (every value withdrawn, none replaced) and whose relation the question names."""
+    found: list[Fact] = []
+    named = {
+        a.entity: a
+        for a in walker.anchors
+        if a.coverage >= 0.99 or (a.p >= 0.5 and a.coverage > 0)  # (named in full, or surely)
+    }
+    for (node, hop), slot in walker.slots.items():
+        anchor = named.get(node)
+        if anchor is None or not hop.forward or any(walker.current(f) for f in slot):
+            continue
+        seqs = {f.seq for f in slot}
+        if any(f.valid_to in seqs for f in slot):
+            continue  # replaced, then withdrawn: not what a retraction of it says
+        if matcher.relevance(hop.predicate, anchor.positions) >= RETRACTED_RELEVANCE:
+            found.append(max(slot, key=lambda f: f.valid_to or 0))
+    return max(found, key=lambda f: f.valid_to or 0, default=None)
+
+
+_FORM_NAMES = {
+    "value": "value",
+    "none": "list",
+    "count": "count",
+    "yesno": "yes/no",
+    "speaker": "speaker",
+    "earlier": "earlier",
+}
+
+
+def _order(c: Candidate) -> tuple[object, ...]:
+    return order(c.score, len(c.shape.hops), newest(c), c.answer, c.form)
+
+
+def newest(c: Candidate) -> int:
+    return max((f.seq for f in c.evidence), default=0)
+
+
+#: A hop whose predicate the question's words name less than this is an unnamed hop.
+UNNAMED = 0.35
+
+
+def _needless(row: Sequence[float]) -> bool:
+    """Whether a reading walks a hop no word names where a shorter walk from the same anchor
+    reaches the same relation in the same form: then the shorter one says what was asked
+    and the longer one adds a hop nobody asked for (never the answer, however it scores).
+    """
+    i = feats.INDEX
+    if not row[i["shorter_same_end"]]:
+        return False
+    hops = int(row[i["hops"]])
+    return all(
+        max(row[i[f"lex_{h}"]], row[i[f"vec_{h}"]], row[i[f"assoc_{h}"]] / 3.0) < UNNAMED
+        for h in range(1, hops)
+    )
+
+
+def _prior(row: Sequence[float]) -> float:
+    """Before a ranker is fitted: a plain sum of the strongest signals."""
+    i = feats.INDEX
+    return (
+        2.0 * row[i["anchor_p"]]
+        + row[i["rel_sum"]] / max(1.0, row[i["hops"]])
+        + 2.0 * row[i["p_form"]]
+        - 0.3 * row[i["hops"]]
+        - row[i["value_is_anchor"]]
+    )
+
+
+def compose_context(
+    question: str,
+    readings: Sequence[Reading],
+    max_tokens: int | None,
+    extra: Sequence[Fact] = (),
+) -> tuple[str, tuple[Fact, ...]]:
+    """What an LLM is sent, and the facts in it: the question, then each reading's
+    evidence facts, best reading first, then ``extra`` facts, each fact once; whole
+    facts are left out from the end to keep within ``max_tokens``."""
+    lines = [f"Q: {question}"]
+    sent: dict[int, Fact] = {}
+    for fact in [*(f for r in readings for f in r.evidence), *extra]:
+        if fact.seq in sent:
+            continue
+        line = fact.line()
+        if max_tokens is not None and estimate_tokens("\n".join([*lines, line])) > max_tokens:
+            break
+        sent[fact.seq] = fact
+        lines.append(line)
+    return "\n".join(lines), tuple(sent.values())
+
+
+def predicate_words(predicate: str) -> tuple[str, ...]:
+    return tuple(w for w, _ in predicate_stems(predicate))

@@ -1,0 +1,617 @@
+"""Stage 3, candidate readings: every way the memory could answer the question.
+
+From each anchor the reader walks one to three facts, each hop in either
+direction, and groups the walks by their shape (the anchor and the hops'
+predicates and directions): the ends of one shape are its values, one or many.
+When the question names a relation but no entity that has it ("what's
+containment at?"), the subjects of that relation's facts are anchors too,
+unnamed ones. Each shape is then offered in every form it can take:
+
+- **value**: the current values at its end;
+- **count**: how many there are;
+- **none**: a relation whose every value was retracted;
+- **earlier**: a value its last hop held before (the previous one, the first, or
+  the one before a value the question names), across a join too;
+- **speaker**: who stated its last fact (or the fact holding a value the
+  question names);
+- **yes/no**: whether a value the question names holds now; a stale one is
+  answered "no" with the value that holds now and since when;
+- **intersection**: values two anchors' shapes share ("the shipment from Nordvik
+  that is delayed").
+
+A value the question names is read from its own side too: "who had command
+before Pike?" is the slot Pike is a value of, read back one value; "is Dublin
+still in scope?" is whether the fact holding Dublin is still current.
+
+Work is bounded by what the question asks, not by the memory: the first hop reads
+the anchors' facts (their history too); further hops go on from small ends and
+from the shapes whose relation the question's words name best, and a hub is read
+only through the predicates the question names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ctxneo.answering.linking import LINK_FEATURES, Anchor
+from ctxneo.answering.match import Matcher
+from ctxneo.model import Fact, render_values
+from ctxneo.stores.base import Store, Vocabulary
+
+#: Anchors walked from, at most, and the least link probability walked from.
+MAX_ANCHORS = 5
+MIN_ANCHOR_P = 0.03
+#: Facts read per entity at the first hop (history included) and at later hops.
+FIRST_HOP_LIMIT = 200
+LATER_HOP_LIMIT = 40
+HUB_LIMIT = 200
+#: Ends of a shape at most this many are always walked on; bigger shapes only when
+#: their relation is among the best named.
+SMALL = 8
+BEST_SHAPES = 4
+FRONTIER = 80
+PATHS_PER_SHAPE = 300
+#: Walks one further hop may add in all, whatever the degrees met.
+STEP_BUDGET = 800
+#: Shapes read in every form and ranked, best named first.
+MAX_SHAPES = 25
+#: Predicates read through a hub, best named first.
+HUB_PREDICATES = 4
+#: Relations the question names this well (and at most this many) anchor their subjects.
+DESCRIBED_RELEVANCE = 0.6
+DESCRIBED_PREDICATES = 3
+DESCRIBED_FACTS = 30
+DESCRIBED_SUBJECTS = 6
+
+#: An anchor no word of the question names: a subject of a relation the question names.
+_UNNAMED = tuple(0.0 for _ in LINK_FEATURES)
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    predicate: str
+    forward: bool  # the walk goes from subject to object
+
+    def end(self, fact: Fact) -> str:
+        return fact.object if self.forward else fact.subject
+
+
+@dataclass(slots=True)
+class Shape:
+    """The walks of one anchor and sequence of hops, grouped: one path per end reached."""
+
+    anchor: Anchor
+    hops: tuple[Hop, ...]
+    paths: list[tuple[Fact, ...]] = field(default_factory=list)
+    ends: list[str] = field(default_factory=list)
+    relevance: float = 0.0
+    described: int = 0  # >0: the anchor is a subject of a named relation, and how many share it
+
+    @property
+    def key(self) -> tuple[str, tuple[Hop, ...]]:
+        return (self.anchor.entity, self.hops)
+
+    def values(self) -> tuple[str, ...]:
+        """Distinct ends, in the order their last facts were written."""
+        order: dict[str, int] = {}
+        for path, end in zip(self.paths, self.ends, strict=True):
+            seq = path[-1].seq
+            if end not in order or seq < order[end]:
+                order[end] = seq
+        return tuple(sorted(order, key=lambda e: (order[e], e)))
+
+    def nodes(self, i: int) -> tuple[str, ...]:
+        """The entities path ``i`` passes through, anchor first, end last."""
+        out = [self.anchor.entity]
+        at = self.anchor.entity
+        for fact in self.paths[i]:
+            at = fact.object if fact.subject == at else fact.subject
+            out.append(at)
+        return tuple(out)
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One reading: a shape in one form, with its answer and the facts it rests on."""
+
+    form: str  # value, count, none, earlier, speaker, yesno
+    variant: str  # previous/first/before (earlier), yes/no (yesno), claimed (speaker)
+    shape: Shape
+    values: tuple[str, ...]
+    evidence: tuple[Fact, ...]
+    answer: str
+    claim: Anchor | None = None
+    partner: Shape | None = None
+    slot: tuple[Fact, ...] = ()  # the slot read (earlier, yes/no, none), oldest first
+    from_value: bool = False  # read from the side of the value the question names
+    features: list[float] = field(default_factory=list)
+    score: float = 0.0
+
+    @property
+    def name(self) -> str:
+        """How the question was read, for ``Answer.reading``."""
+        hops = ("one-hop", "two-hop", "three-hop")[len(self.shape.hops) - 1]
+        if self.partner is not None:
+            hops = "intersection"
+        if self.form == "value":
+            return hops
+        if self.form == "earlier":
+            return f"history:{self.variant}"
+        if self.form == "speaker":
+            return "provenance"
+        return f"{self.form}:{hops}"
+
+
+def _step(fact: Fact, at: str) -> list[tuple[Hop, str]]:
+    """The hops a fact offers from ``at``: forward to its object, back to its subject."""
+    out = []
+    if fact.subject == at:
+        out.append((Hop(fact.predicate, True), fact.object))
+    if fact.object == at:
+        out.append((Hop(fact.predicate, False), fact.subject))
+    return out
+
+
+Slot = tuple[str, Hop]  # (the node a hop starts from, the hop)
+
+
+class Walker:
+    """Walks the store from the anchors and keeps the shapes (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        matcher: Matcher,
+        anchors: Sequence[Anchor],
+        as_of: int | None,
+        vocabulary: Vocabulary,
+    ) -> None:
+        self.store = store
+        self.vocabulary = vocabulary
+        self.matcher = matcher
+        self.as_of = as_of
+        self.anchors = [a for a in anchors if a.p >= MIN_ANCHOR_P][:MAX_ANCHORS]
+        self.shapes: dict[tuple[str, tuple[Hop, ...]], Shape] = {}
+        #: Every fact of a slot, current and closed, oldest first, for the slots read whole.
+        self.slots: dict[Slot, list[Fact]] = {}
+        self._read_whole: set[tuple[str, str | None]] = set()
+        self._ranked: list[tuple[float, str]] | None = None
+
+    def ranked_predicates(self) -> list[tuple[float, str]]:
+        """Every predicate of the memory with how well the question names it, best first
+        (read once per question)."""
+        if self._ranked is None:
+            excluded = frozenset(p for a in self.anchors if a.p >= 0.5 for p in a.positions)
+            self._ranked = sorted(
+                ((self.matcher.relevance(p, excluded), p) for p in self.vocabulary.predicates),
+                key=lambda x: (-x[0], x[1]),
+            )
+        return self._ranked
+
+    def current(self, fact: Fact) -> bool:
+        return fact.valid_at(self.as_of)
+
+    def relevance(self, shape: Shape) -> float:
+        excluded = shape.anchor.positions
+        scores = [self.matcher.relevance(h.predicate, excluded) for h in shape.hops]
+        return sum(scores) / len(scores)
+
+    def walk(self) -> list[Shape]:
+        names = list(dict.fromkeys(a.entity for a in self.anchors))
+        if names:
+            facts = self.store.facts_of(
+                names, as_of=self.as_of, history=True, limit=FIRST_HOP_LIMIT
+            )
+            self._keep_slots(facts, names, None)
+            by_entity = _by_entity(facts)
+            for anchor in self.anchors:
+                for f in sorted(by_entity.get(anchor.entity, ()), key=lambda f: f.seq):
+                    if self.current(f):
+                        for hop, end in _step(f, anchor.entity):
+                            self._add(anchor, (hop,), (f,), end)
+        self._described()
+        level = [s for s in self.shapes.values() if s.paths]
+        for s in level:
+            s.relevance = self.relevance(s)
+        level = [s for s in level if not s.described]  # (a relation's subjects: one hop)
+        second = self._extend(level, everything=True)
+        self._extend(second, everything=False)
+        shapes = [s for s in self.shapes.values() if s.paths]
+        # Only the best-named shapes are read in every form and ranked: on a small memory
+        # that is all of them; a hub's hundreds of shapes are cut to what the words name.
+        shapes.sort(key=lambda s: (-(s.relevance + 0.5 * s.anchor.p), len(s.hops), s.key[0]))
+        return shapes[:MAX_SHAPES]
+
+    def _add(
+        self, anchor: Anchor, hops: tuple[Hop, ...], path: tuple[Fact, ...], end: str
+    ) -> Shape:
+        key = (anchor.entity, hops)
+        shape = self.shapes.get(key)
+        if shape is None:
+            shape = self.shapes[key] = Shape(anchor, hops)
+        if len(shape.paths) < PATHS_PER_SHAPE:
+            shape.paths.append(path)
+            shape.ends.append(end)
+        return shape
+
+    def _described(self) -> None:
+        """Subjects of the relations the question names best, as unnamed anchors."""
+        named = {a.entity for a in self.anchors}
+        wanted = [
+            predicate
+            for relevance, predicate in self.ranked_predicates()[:DESCRIBED_PREDICATES]
+            if relevance >= DESCRIBED_RELEVANCE
+        ]
+        if not wanted:
+            return
+        found = self.store.facts_with_predicates(wanted, as_of=self.as_of, limit=DESCRIBED_FACTS)
+        for predicate in wanted:
+            facts = found[predicate]
+            subjects = {f.subject for f in facts}
+            if len(subjects) > DESCRIBED_SUBJECTS:
+                continue  # a relation of many subjects does not single one out
+            for f in sorted(facts, key=lambda f: f.seq):
+                if f.subject in named:
+                    continue  # walked from already, as a named anchor
+                anchor = Anchor(f.subject, frozenset(), 0.0, False, _UNNAMED, 0.0)
+                shape = self._add(anchor, (Hop(predicate, True),), (f,), f.object)
+                shape.described = len(subjects)
+
+    def _extend(self, level: list[Shape], *, everything: bool) -> list[Shape]:
+        """Walk one hop further from a bounded frontier of ``level``'s ends."""
+        ranked = sorted(level, key=lambda s: (-s.relevance, len(s.ends), s.key[0]))
+        chosen = ranked[:BEST_SHAPES]
+        if everything:
+            chosen += [s for s in ranked[BEST_SHAPES:] if len(set(s.ends)) <= SMALL]
+        frontier = list(dict.fromkeys(e for s in chosen for e in s.ends))[:FRONTIER]
+        if not frontier:
+            return []
+        # Every relation of a few ends (an unnamed hop: "where is the parcel" through
+        # whoever carries it); only the named relations of the many ends of a hub.
+        few = list(dict.fromkeys(e for s in chosen if len(set(s.ends)) <= SMALL for e in s.ends))[
+            :FRONTIER
+        ]
+        facts = (
+            self.store.facts_of(few, as_of=self.as_of, limit=LATER_HOP_LIMIT)
+            if everything and few
+            else []
+        )
+        # The named relations of the ends not read whole: the ends of big shapes, and
+        # ends whose facts filled the first read (a hub met through a small shape).
+        counts: dict[str, int] = {}
+        for f in facts:
+            counts[f.subject] = counts.get(f.subject, 0) + 1
+            if f.object != f.subject:
+                counts[f.object] = counts.get(f.object, 0) + 1
+        whole = {e for e in few if counts.get(e, 0) < LATER_HOP_LIMIT} if facts else set()
+        rest = [e for e in frontier if e not in whole]
+        if rest:
+            read = {f.seq for f in facts}
+            facts += [
+                f
+                for f in self.store.facts_of(
+                    rest, as_of=self.as_of, limit=HUB_LIMIT, predicates=self._best_predicates()
+                )
+                if f.seq not in read
+            ]
+        by_entity = _by_entity(facts)
+        grown: dict[tuple[str, tuple[Hop, ...]], Shape] = {}
+        budget = STEP_BUDGET
+        for s in chosen:
+            for i, (path, end) in enumerate(zip(s.paths, s.ends, strict=True)):
+                passed = set(s.nodes(i))
+                for f in sorted(by_entity.get(end, ()), key=lambda f: f.seq):
+                    if f in path:
+                        continue
+                    for hop, nxt in _step(f, end):
+                        if nxt not in passed:
+                            shape = self._add(s.anchor, (*s.hops, hop), (*path, f), nxt)
+                            shape.described = s.described
+                            grown[shape.key] = shape
+                            budget -= 1
+                if budget <= 0:
+                    break  # (the rest of a hub's walks: bounded work, whatever the degree)
+            if budget <= 0:
+                break
+        for shape in grown.values():
+            shape.relevance = self.relevance(shape)
+        return list(grown.values())
+
+    def _best_predicates(self) -> list[str]:
+        """The predicates the question's words name best, read through hubs."""
+        return [p for _, p in self.ranked_predicates()[:HUB_PREDICATES]]
+
+    def _keep_slots(
+        self, facts: Iterable[Fact], nodes: Iterable[str], predicate: str | None
+    ) -> None:
+        """Keep the whole slots of ``nodes`` that ``facts`` (read with history) hold."""
+        wanted = set(nodes)
+        for f in sorted(facts, key=lambda f: f.seq):
+            for node in {f.subject, f.object} & wanted:
+                for hop, _ in _step(f, node):
+                    self.slots.setdefault((node, hop), []).append(f)
+        self._read_whole |= {(n, predicate) for n in wanted}
+
+    def read_slots(self, wanted: Iterable[Slot]) -> None:
+        """Read the whole history of these slots, in one read for those not read yet."""
+        missing = {
+            (node, hop.predicate)
+            for node, hop in wanted
+            if (node, None) not in self._read_whole
+            and (node, hop.predicate) not in self._read_whole
+        }
+        if not missing:
+            return
+        nodes = sorted({n for n, _ in missing})
+        predicates = sorted({p for _, p in missing})
+        facts = self.store.facts_of(
+            nodes, as_of=self.as_of, history=True, limit=FIRST_HOP_LIMIT, predicates=predicates
+        )
+        for predicate in predicates:
+            self._keep_slots(
+                [f for f in facts if f.predicate == predicate],
+                [n for n, p in missing if p == predicate],
+                predicate,
+            )
+
+    def slot(self, node: str, hop: Hop) -> list[Fact]:
+        return self.slots.get((node, hop), [])
+
+
+def _by_entity(facts: Iterable[Fact]) -> dict[str, list[Fact]]:
+    out: dict[str, list[Fact]] = {}
+    for f in facts:
+        out.setdefault(f.subject, []).append(f)
+        if f.object != f.subject:
+            out.setdefault(f.object, []).append(f)
+    return out
+
+
+def readings(
+    walker: Walker, shapes: Sequence[Shape], claims: Sequence[Anchor], forms: frozenset[str]
+) -> list[Candidate]:
+    """Every form of every shape (see the module docstring): values always, and the
+    ``forms`` among count, speaker, earlier and yesno (the question may ask for)."""
+    out: list[Candidate] = []
+    last_slots: dict[int, list[Slot]] = {}
+    slots = bool(forms & {"earlier", "yesno", "speaker"})
+    if slots:
+        for i, s in enumerate(shapes):
+            last_slots[i] = list(
+                dict.fromkeys((s.nodes(j)[-2], s.hops[-1]) for j in range(len(s.paths)))
+            )
+        backward = [
+            (f.subject, Hop(hop.predicate, True))
+            for c in claims
+            for (node, hop), facts in list(walker.slots.items())
+            if node == c.entity and not hop.forward and len(facts) <= SMALL
+            for f in facts
+        ]
+        walker.read_slots([k for ks in last_slots.values() for k in ks] + backward)
+    for i, s in enumerate(shapes):
+        values = s.values()
+        evidence = tuple(dict.fromkeys(f for p in s.paths for f in p))
+        out.append(Candidate("value", "", s, values, evidence, render_values(values)))
+        if "count" in forms:
+            shown = f"{len(values)} ({render_values(values)})"
+            out.append(Candidate("count", "", s, values, evidence, shown))
+        speakers = tuple(dict.fromkeys(p[-1].speaker for p in s.paths if p[-1].speaker))
+        if speakers and "speaker" in forms:
+            last = tuple(dict.fromkeys(p[-1] for p in s.paths))
+            out.append(Candidate("speaker", "", s, speakers, last, render_values(speakers)))
+        for node, hop in last_slots.get(i, ()):
+            slot = walker.slot(node, hop)
+            if slot:
+                out += _slot_readings(walker, s, hop, slot, values, claims, forms)
+    if slots:
+        out += _value_side(walker, claims, forms)
+    return out
+
+
+def _slot_readings(
+    walker: Walker,
+    s: Shape,
+    hop: Hop,
+    slot: list[Fact],
+    values: tuple[str, ...],
+    claims: Sequence[Anchor],
+    forms: frozenset[str],
+) -> list[Candidate]:
+    out: list[Candidate] = []
+    current = [f for f in slot if walker.current(f)]
+    if "earlier" in forms:
+        out += _earlier(s, hop, slot, current, claims)
+    for c in claims:
+        if c.entity == s.anchor.entity:
+            continue
+        held = [f for f in slot if hop.end(f) == c.entity]
+        if held and held[-1].speaker and "speaker" in forms:
+            f = held[-1]
+            out.append(
+                Candidate(
+                    "speaker",
+                    "claimed",
+                    s,
+                    (f.speaker,),
+                    (f,),
+                    f.speaker,
+                    claim=c,
+                    slot=tuple(slot),
+                )
+            )
+        if "yesno" in forms:
+            out.append(_verdict(s, hop, c, values, slot, current))
+    return out
+
+
+def _none(
+    s: Shape, hop: Hop, slot: list[Fact], current: list[Fact], multi: frozenset[str]
+) -> Candidate | None:
+    """Every value of a multi-valued slot retracted (none closed by a newer value): "none".
+    (A single value retracted leaves the memory not knowing what holds now: no reading.)"""
+    if current or not slot or hop.predicate not in multi:
+        return None
+    seqs = {f.seq for f in slot}
+    if any(f.valid_to in seqs for f in slot):
+        return None  # superseded, not retracted: its last value is an earlier value
+    return Candidate("none", "", s, (), tuple(slot), "none", slot=tuple(slot))
+
+
+def _earlier(
+    s: Shape, hop: Hop, slot: list[Fact], current: list[Fact], claims: Sequence[Anchor]
+) -> list[Candidate]:
+    """Earlier values of a slot: the first, the previous, the one before a named value."""
+    out: list[Candidate] = []
+    if len(slot) == len(current):
+        return out  # nothing was ever replaced or withdrawn: no earlier value
+    out.append(_before(s, hop, "first", slot[0], slot))
+    now = {f.seq for f in current}
+    if current:
+        latest = max(now)
+        before = [f for f in slot if f.seq < latest and f.seq not in now]
+        if before:
+            out.append(_before(s, hop, "previous", before[-1], slot))
+    else:
+        out.append(_before(s, hop, "previous", slot[-1], slot))
+    for c in claims:
+        at = next((i for i, f in enumerate(slot) if hop.end(f) == c.entity), None)
+        if at:
+            out.append(_before(s, hop, "before", slot[at - 1], slot, claim=c))
+    return out
+
+
+def _before(
+    s: Shape, hop: Hop, variant: str, fact: Fact, slot: list[Fact], claim: Anchor | None = None
+) -> Candidate:
+    value = hop.end(fact)
+    after = [f for f in slot if f.seq > fact.seq][:1]
+    return Candidate(
+        "earlier", variant, s, (value,), (fact, *after), value, claim=claim, slot=tuple(slot)
+    )
+
+
+def _verdict(
+    s: Shape,
+    hop: Hop,
+    claim: Anchor,
+    values: Sequence[str],
+    slot: list[Fact],
+    current: list[Fact],
+    *,
+    from_value: bool = False,
+) -> Candidate:
+    """Yes when the named value holds now; otherwise no, with what holds and since when."""
+    now = sorted(current, key=lambda f: f.seq)
+    holding = [f for f in now if hop.end(f) == claim.entity]
+    if holding:
+        return Candidate(
+            "yesno",
+            "yes",
+            s,
+            (claim.entity,),
+            (holding[-1],),
+            "yes",
+            claim=claim,
+            slot=tuple(slot),
+            from_value=from_value,
+        )
+    shown = tuple(dict.fromkeys(hop.end(f) for f in now))
+    stale = [f for f in slot if hop.end(f) == claim.entity]
+    if shown:
+        since = f" since turn {now[-1].turn_id}" if now[-1].turn_id is not None else ""
+        answer = f"no: {render_values(shown)}{since}"
+    else:
+        answer = "no: nothing holds now"
+    if stale and (closed := _closing(stale[-1], slot)) is not None and closed.turn_id is not None:
+        answer += f"; {claim.entity} until turn {closed.turn_id}"
+    return Candidate(
+        "yesno",
+        "no",
+        s,
+        shown,
+        tuple(dict.fromkeys([*now, *stale[-1:]])),
+        answer,
+        claim=claim,
+        slot=tuple(slot),
+        from_value=from_value,
+    )
+
+
+def _closing(fact: Fact, slot: list[Fact]) -> Fact | None:
+    """The fact of the slot that closed ``fact``, when a newer value did."""
+    return next((f for f in slot if f.seq == fact.valid_to), None)
+
+
+def _value_side(walker: Walker, claims: Sequence[Anchor], forms: frozenset[str]) -> list[Candidate]:
+    """Readings from a value the question names: the slots it is (or was) a value of."""
+    out: list[Candidate] = []
+    for c in claims:
+        for (node, back), facts in list(walker.slots.items()):
+            if node != c.entity or back.forward or len(facts) > SMALL:
+                continue  # (a value of many subjects is a kind, not the value of one slot)
+            for subject in dict.fromkeys(f.subject for f in facts):
+                hop = Hop(back.predicate, True)
+                slot = walker.slot(subject, hop)
+                if not slot:
+                    continue
+                current = [f for f in slot if walker.current(f)]
+                held = [f for f in facts if f.subject == subject]
+                shape = Shape(c, (back,), [(held[-1],)], [subject])
+                values = tuple(dict.fromkeys(hop.end(f) for f in current))
+                if "yesno" in forms:
+                    out.append(_verdict(shape, hop, c, values, slot, current, from_value=True))
+                at = next((i for i, f in enumerate(slot) if hop.end(f) == c.entity), None)
+                if at and "earlier" in forms:
+                    cand = _before(shape, hop, "before", slot[at - 1], slot, claim=c)
+                    cand.from_value = True
+                    out.append(cand)
+                if (none := _none(shape, hop, slot, current, walker.vocabulary.multi)) is not None:
+                    none.from_value = True
+                    out.append(none)
+    return out
+
+
+def nones(walker: Walker) -> list[Candidate]:
+    """ "none" readings of the anchors' own slots whose every value was retracted."""
+    out = []
+    for a in walker.anchors:
+        for (node, hop), slot in list(walker.slots.items()):
+            if node != a.entity:
+                continue
+            current = [f for f in slot if walker.current(f)]
+            shape = Shape(a, (hop,), [(slot[-1],)], [hop.end(slot[-1])])
+            if (none := _none(shape, hop, slot, current, walker.vocabulary.multi)) is not None:
+                out.append(none)
+    return out
+
+
+def intersections(shapes: Sequence[Shape], limit: int = 12) -> list[Candidate]:
+    """Values two anchors' shapes share, when fewer than either shape has."""
+    best = sorted((s for s in shapes if not s.described), key=lambda s: (-s.relevance, s.key[0]))[
+        :limit
+    ]
+    out = []
+    for i, a in enumerate(best):
+        va = set(a.ends)
+        for b in best[i + 1 :]:
+            if b.anchor.entity == a.anchor.entity:
+                continue
+            vb = set(b.ends)
+            both = va & vb
+            if not both or (len(both) >= len(va) and len(both) >= len(vb)):
+                continue
+            values = tuple(v for v in a.values() if v in both)
+            evidence = tuple(
+                dict.fromkeys(
+                    f
+                    for s in (a, b)
+                    for p, e in zip(s.paths, s.ends, strict=True)
+                    if e in both
+                    for f in p
+                )
+            )
+            out.append(
+                Candidate("value", "", a, values, evidence, render_values(values), partner=b)
+            )
+    return out

@@ -1,0 +1,6 @@
+// Run at start-up beside the schema (not part of an export's schema): the full-text
+// index over the words facts were said in, by which a question's words find the
+// entities people spoke of that way.
+CREATE FULLTEXT INDEX ctxneo_said_search IF NOT EXISTS
+FOR (e:Entity) ON EACH [e.said_search]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}

@@ -1,0 +1,609 @@
+"""Rebuild the reader's fitted parts, ``ctxneo/data/reader.json``, from the repository's data.
+
+    pip install '.[train]'
+    python scripts/build_reader.py                 # train/, calibration/, MetaQA dev
+    python scripts/build_reader.py --out /tmp/r.json --no-metaqa
+
+Five parts, fitted in order (each later part reads with the earlier ones), with
+fixed seeds and one thread, so a rebuild gives the same file:
+
+1. **forms**: a multinomial logistic model of the form a question asks for, on
+   the training corpus's questions and their labels;
+2. **linker**: a logistic model of whether a candidate entity is named, on the
+   candidates of the training corpus's questions (named: an entity of the facts
+   the question needs);
+3. **association**: (question word, predicate word) pairs that go together in
+   the training corpus more than chance (the relation words of questions that
+   need facts of one predicate, against that predicate, among the predicates
+   around them);
+4. **ranker**: LightGBM lambdarank over every candidate reading of every
+   answerable training question (and MetaQA dev questions 650-999 of each hop),
+   a reading being right when its answer is exactly the ground truth (no value
+   more, the form asked) and better when its evidence holds the facts needed;
+5. **answering and confidence**: boosted trees that say whether the best reading
+   is right, fitted on the corpus's questions and their unanswerable variants as
+   read out of fold (each fold ranked by a ranker that never saw it), then an
+   isotonic map to the share right on the calibration sets and their variants
+   (never on the ranker's data).
+
+Keys (labels, required facts, ground truth) are read here, to fit; the reader
+never sees them. Nothing here is reported as accuracy: ``ctxneo bench`` reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import random
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+from ctxneo.bench import kgqa
+from ctxneo.bench.variants import unanswerable_variant
+
+from ctxneo.answering import features as feats
+from ctxneo.answering.forms import FORM_OF_LABEL, FORMS, FormModel, cue_words
+from ctxneo.answering.learned import CONFIDENCE_INPUTS, Confidence, ReaderModel, Trees
+from ctxneo.answering.linking import Linker, candidates
+from ctxneo.answering.match import Association, Matcher, predicate_stems
+from ctxneo.answering.question import lookup_keys, read_question
+from ctxneo.answering.reader import (
+    CANDIDATES,
+    Reader,
+    confidence_inputs,
+    newest,
+    order,
+)
+from ctxneo.answering.readings import Candidate
+from ctxneo.meaning import WordVectors
+from ctxneo.memory import Memory
+from ctxneo.model import UNKNOWN, Scenario, Turn, check_predicate
+from ctxneo.scenarios import load_suite, write_turns
+from ctxneo.text import Token
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = 16
+METAQA = ROOT.parent / "shared" / "metaqa"
+#: MetaQA dev-sample questions fitted on, per hop (0-499 are reported, 500-649 kept apart).
+METAQA_FIT = range(650, 1000)
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# -- replaying scenarios ------------------------------------------------------------------
+
+
+def replay(scenario: Scenario, visit: Callable[[Memory, Turn, dict[str, Turn]], None]) -> None:
+    """Write a scenario's facts in order and call ``visit`` at every graded query.
+
+    Every other scenario (by a hash of its name) is written without the words its facts
+    were said in: a memory is used with them and without, and the reader must read both.
+    """
+    if not says_its_words(scenario.name):
+        scenario = replace(
+            scenario, turns=tuple(replace(t, text="") if t.turn_type == "fact" else t
+                                  for t in scenario.turns)
+        )  # fmt: skip
+    with Memory.open() as memory:
+        if scenario.multi_valued_predicates:
+            memory.declare_multi_valued(*sorted(scenario.multi_valued_predicates))
+        for phrase, entity in scenario.aliases:
+            memory.alias(phrase, entity)
+        facts = {t.fact_id: t for t in scenario.turns if t.turn_type == "fact" and t.fact_id}
+        pending: list[Turn] = []
+        for turn in scenario.turns:
+            if turn.turn_type == "fact":
+                pending.append(turn)
+            elif turn.graded:
+                write_turns(memory.store, pending)
+                pending = []
+                visit(memory, turn, facts)
+
+
+def says_its_words(name: str) -> bool:
+    """Whether a scenario's facts keep their words when the corpus is read (half do)."""
+    return hashlib.sha256(name.encode()).digest()[0] % 2 == 0
+
+
+def unknown_asked(turn: Turn) -> bool:
+    return turn.ground_truth is not None and list(turn.ground_truth) == [UNKNOWN]
+
+
+def required_entities(turn: Turn, facts: dict[str, Turn]) -> set[str]:
+    """Entities of the facts a question needs, less the answer's own (unless yes/no)."""
+    needed = [facts[f] for f in turn.required_fact_ids]
+    names = {n for t in needed for n in (t.subject, t.object) if n}
+    truth = [v.lower() for v in turn.ground_truth or ()]
+    if truth and truth[0] in ("yes", "no"):
+        return names
+    answers = {n for n in names if any(v in n.lower() for v in truth)}
+    return (names - answers) or names
+
+
+# -- strict labels -------------------------------------------------------------------------
+
+
+def right(c: Candidate, truth: Sequence[str]) -> bool:
+    """Whether a reading's answer is exactly the ground truth: the verdict, count or
+    values asked, and no value more."""
+    items = [t.strip().lower() for t in truth]
+    if items[0] in ("yes", "no"):
+        return (
+            c.form == "yesno"
+            and c.variant == items[0]
+            and all(i in c.answer.lower() for i in items[1:])
+        )
+    if c.form == "yesno":
+        return False
+    if items == ["none"]:
+        return c.form == "none"
+    if c.form == "count":
+        return items[0].isdigit() and len(c.values) == int(items[0])
+    if c.form == "none" or not c.values:
+        return False
+    values = [v.lower() for v in c.values]
+    return all(any(i in v for v in values) for i in items) and all(
+        any(i in v for i in items) for v in values
+    )
+
+
+def needed_triples(turn: Turn, facts: dict[str, Turn]) -> set[tuple[str, str, str]]:
+    return {
+        (t.subject or "", check_predicate(t.predicate or ""), t.object or "")
+        for t in (facts[f] for f in turn.required_fact_ids)
+        if not t.retract
+    }
+
+
+def relevance(c: Candidate, turn: Turn, needed: set[tuple[str, str, str]]) -> int:
+    if not right(c, turn.ground_truth or ()):
+        return 0
+    held = {(f.subject, f.predicate, f.object) for f in c.evidence}
+    return 2 if needed <= held else 1
+
+
+# -- 1. forms ------------------------------------------------------------------------------
+
+
+def fit_forms(scenarios: Sequence[Scenario]) -> FormModel:
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    rows, labels = [], []
+    for s in scenarios:
+        for t in s.turns:
+            form = FORM_OF_LABEL.get(t.query_type or "")
+            if t.graded and form is not None:
+                rows.append(dict.fromkeys(cue_words(read_question(t.text).words), 1.0))
+                labels.append(FORMS.index(form))
+    vec = DictVectorizer()
+    x = vec.fit_transform(rows)
+    model = LogisticRegression(C=0.5, max_iter=2000, random_state=SEED)
+    model.fit(x, labels)
+    if list(model.classes_) != list(range(len(FORMS))):
+        raise SystemExit("the training corpus lacks a form: every form needs examples")
+    names = vec.get_feature_names_out()
+    weights = {
+        str(n): [round(float(w), 4) for w in model.coef_[:, i]]
+        for i, n in enumerate(names)
+        if np.abs(model.coef_[:, i]).max() >= 1e-3
+    }
+    acc = float((model.predict(x) == np.asarray(labels)).mean())
+    say(f"forms: {len(labels)} questions, {len(weights)} features, fit accuracy {acc:.3f}")
+    return FormModel(weights, [round(float(b), 4) for b in model.intercept_])
+
+
+# -- 2. linker -----------------------------------------------------------------------------
+
+
+def fit_linker(scenarios: Sequence[Scenario], meaning: WordVectors, kg: KG | None = None) -> Linker:
+    from sklearn.linear_model import LogisticRegression
+
+    rows: list[tuple[float, ...]] = []
+    labels: list[int] = []
+    if kg is not None:  # MetaQA questions name their topic entity
+        for question in kg.link:
+            q = read_question(kgqa.words_only(question.question))
+            hits = kg.memory.store.vocabulary(lookup_keys(q), limit=CANDIDATES).hits
+            for a in candidates(q, hits, meaning, None):
+                rows.append(a.features)
+                labels.append(int(a.entity == question.entity))
+
+    def visit(memory: Memory, turn: Turn, facts: dict[str, Turn]) -> None:
+        if unknown_asked(turn):
+            return
+        named = required_entities(turn, facts)
+        q = read_question(turn.text)
+        hits = memory.store.vocabulary(lookup_keys(q), limit=CANDIDATES).hits
+        for a in candidates(q, hits, meaning, None, turn.speaker):
+            rows.append(a.features)
+            labels.append(int(a.entity in named))
+
+    for s in scenarios:
+        replay(s, visit)
+    model = LogisticRegression(C=1.0, max_iter=5000, random_state=SEED)
+    model.fit(np.asarray(rows), labels)
+    say(f"linker: {len(rows)} candidates, {sum(labels)} named")
+    return Linker(
+        [round(float(w), 5) for w in model.coef_[0]], round(float(model.intercept_[0]), 5)
+    )
+
+
+# -- 3. association ------------------------------------------------------------------------
+
+
+def fit_association(
+    scenarios: Sequence[Scenario], meaning: WordVectors, linker: Linker
+) -> Association:
+    pos: Counter[tuple[str, str]] = Counter()
+    neg: Counter[tuple[str, str]] = Counter()
+
+    def visit(memory: Memory, turn: Turn, facts: dict[str, Turn]) -> None:
+        if unknown_asked(turn) or not turn.required_fact_ids:
+            return
+        named = required_entities(turn, facts)
+        gold = {check_predicate(facts[f].predicate or "") for f in turn.required_fact_ids}
+        q = read_question(turn.text)
+        hits = memory.store.vocabulary(lookup_keys(q), limit=CANDIDATES).hits
+        anchors = [
+            a for a in candidates(q, hits, meaning, linker, turn.speaker) if a.entity in named
+        ]
+        taken = {p for a in anchors for p in a.positions}
+        matcher = Matcher(q, meaning, None)
+        words = [q.words[p] for p in matcher.positions if p not in taken]
+        around = {f.predicate for f in memory.store.facts_of(sorted(named), limit=100)} | gold
+        # A chain's words speak of several relations: each word is paired with the needed
+        # predicate it is most like, when one stands out (or with all, when one is needed).
+        owner = {t.stem: _likeliest(t, sorted(gold), matcher) for t in words}
+        for predicate in around:
+            needed = predicate in gold
+            for _, ps in predicate_stems(predicate):
+                for t in words:
+                    if needed and owner[t.stem] not in (None, predicate):
+                        continue
+                    (pos if needed else neg)[(t.stem, ps)] += 1
+
+    for s in scenarios:
+        replay(s, visit)
+    total_pos = sum(pos.values())
+    total_neg = sum(neg.values())
+    base = math.log((total_pos + 1) / (total_neg + 1))
+    pairs = {}
+    for key, n in pos.items():
+        if n < 2:
+            continue
+        w = math.log((n + 0.5) / (neg[key] + 0.5)) - base
+        if w > 0.5:
+            pairs[f"{key[0]}|{key[1]}"] = round(w, 3)
+    say(f"association: {len(pairs)} pairs kept of {len(pos)} seen with a needed predicate")
+    return Association(pairs)
+
+
+def _likeliest(t: Token, gold: Sequence[str], matcher: Matcher) -> str | None:
+    """The one needed predicate a question word is clearly most like (None: no telling)."""
+    if len(gold) == 1:
+        return gold[0]
+    scores = sorted(
+        (max(matcher.scores(p)[0].get(t.pos, 0.0), matcher.scores(p)[1].get(t.pos, 0.0)), p)
+        for p in gold
+    )
+    (second, _), (best, predicate) = scores[-2], scores[-1]
+    return predicate if best >= 0.3 and best - second >= 0.1 else "(none)"
+
+
+# -- 4. ranker -----------------------------------------------------------------------------
+
+
+@dataclass
+class Asked:
+    """One question read: every reading's features and label, and what orders readings.
+
+    ``answerable`` is False for an unanswerable variant and for a question whose ground
+    truth is UNKNOWN: then no reading is right.
+    """
+
+    rows: list[list[float]]
+    labels: list[int]
+    keys: list[tuple[int, int, str, str]]  # hops, newest evidence, answer, form
+    answerable: bool
+
+
+def asked(r_ranked: Sequence[Candidate], labels: list[int], answerable: bool) -> Asked:
+    return Asked(
+        [c.features for c in r_ranked],
+        labels,
+        [(len(c.shape.hops), newest(c), c.answer, c.form) for c in r_ranked],
+        answerable,
+    )
+
+
+def read_scenarios(
+    scenarios: Sequence[Scenario], reader_of: Callable[[Memory], Reader], *, variants: bool
+) -> list[Asked]:
+    """Every graded question of ``scenarios`` read, with its readings labelled (and, with
+    ``variants``, every unanswerable variant read too)."""
+    out: list[Asked] = []
+
+    def visit_with(only: Turn | None) -> Callable[[Memory, Turn, dict[str, Turn]], None]:
+        def visit(memory: Memory, turn: Turn, facts: dict[str, Turn]) -> None:
+            if only is not None and turn.turn_id != only.turn_id:
+                return
+            r = reader_of(memory).read(turn.text, speaker=turn.speaker)
+            if not r.ranked:
+                return
+            if only is not None or unknown_asked(turn):
+                out.append(asked(r.ranked, [0] * len(r.ranked), False))
+                return
+            needed = needed_triples(turn, facts)
+            out.append(asked(r.ranked, [relevance(c, turn, needed) for c in r.ranked], True))
+
+        return visit
+
+    for s in scenarios:
+        replay(s, visit_with(None))
+        if variants:
+            for t in s.turns:
+                if t.graded and not unknown_asked(t):
+                    v = unanswerable_variant(s, t)
+                    if v is not None:
+                        replay(v.scenario, visit_with(t))
+    return out
+
+
+def metaqa_memory(kb: Path) -> Memory:
+    memory = Memory.open()
+    kgqa.load(memory, kgqa.read_kb(kb))
+    return memory
+
+
+def metaqa_questions(path: Path, wanted: range) -> list[kgqa.KGQuestion]:
+    by_hop: dict[int, list[kgqa.KGQuestion]] = defaultdict(list)
+    for q in kgqa.read_questions(path):
+        by_hop[q.hop].append(q)
+    return [q for hop in sorted(by_hop) for i, q in enumerate(by_hop[hop]) if i in wanted]
+
+
+def metaqa_groups(
+    memory: Memory, questions: Sequence[kgqa.KGQuestion], model: ReaderModel
+) -> list[Asked]:
+    reader = Reader(memory.store, WordVectors.default(), model)
+    groups: list[Asked] = []
+    for q in questions:
+        r = reader.read(kgqa.words_only(q.question))
+        gold = {a.lower() for a in q.answers}
+        labels = []
+        for c in r.ranked:
+            values = {v.lower() for v in c.values} if c.form == "value" else set()
+            hit = len(values & gold)
+            f1 = 2 * hit / (len(values) + len(gold)) if values else 0.0
+            labels.append(2 if f1 == 1.0 else 1 if f1 >= 0.5 else 0)
+        if r.ranked:
+            groups.append(asked(r.ranked, labels, True))
+    return groups
+
+
+TREES = 200
+
+
+def fit_ranker(everything: Sequence[Asked], quiet: bool = False) -> Trees:
+    import lightgbm as lgb
+
+    groups = [g for g in everything if g.answerable and any(g.labels)]
+    rows = [r for g in groups for r in g.rows]
+    labels = [y for g in groups for y in g.labels]
+    sizes = [len(g.rows) for g in groups]
+    data = lgb.Dataset(np.asarray(rows), np.asarray(labels), group=sizes, free_raw_data=False)
+    params = {
+        "objective": "lambdarank",
+        "metric": "ndcg",
+        "ndcg_eval_at": [1],
+        "learning_rate": 0.05,
+        "num_leaves": 24,
+        "max_depth": 6,
+        "min_data_in_leaf": 20,
+        "feature_fraction": 0.9,
+        "bagging_fraction": 0.9,
+        "bagging_freq": 1,
+        "lambdarank_truncation_level": 20,
+        "seed": SEED,
+        "deterministic": True,
+        "force_row_wise": True,
+        "num_threads": 1,
+        "verbose": -1,
+    }
+    booster = lgb.train(params, data, num_boost_round=TREES)
+    if not quiet:
+        say(f"ranker: {len(groups)} questions, {len(rows)} readings, {TREES} trees")
+        importance = booster.feature_importance("gain")
+        top = sorted(zip(importance, feats.FEATURES, strict=True), reverse=True)[:12]
+        say("  most used: " + ", ".join(f"{n} {g:.0f}" for g, n in top))
+    return Trees(Trees.from_lightgbm(booster.dump_model(), feats.FEATURES))
+
+
+# -- 5. confidence -------------------------------------------------------------------------
+
+
+def top_inputs(g: Asked, scores: np.ndarray) -> tuple[list[float], int]:
+    """The answering inputs of a question's best reading, and whether it is right."""
+    best = min(range(len(g.rows)), key=lambda i: order(float(scores[i]), *g.keys[i]))
+    answer = g.keys[best][2]
+    rival = max(
+        (float(scores[i]) for i in range(len(g.rows)) if g.keys[i][2] != answer), default=None
+    )
+    inputs = confidence_inputs(g.rows[best], float(scores[best]), rival)
+    return inputs, int(g.answerable and g.labels[best] > 0)
+
+
+def fit_answering(inputs: list[list[float]], labels: list[int]) -> Trees:
+    """Whether to answer: boosted trees on out-of-fold readings of the corpus."""
+    import lightgbm as lgb
+
+    params = {
+        "objective": "binary",
+        "learning_rate": 0.05,
+        "num_leaves": 15,
+        "max_depth": 4,
+        "min_data_in_leaf": 30,
+        "feature_fraction": 0.8,
+        "bagging_fraction": 0.8,
+        "bagging_freq": 1,
+        "seed": SEED,
+        "deterministic": True,
+        "force_row_wise": True,
+        "num_threads": 1,
+        "verbose": -1,
+    }
+    data = lgb.Dataset(np.asarray(inputs), np.asarray(labels))
+    booster = lgb.train(params, data, num_boost_round=ANSWERING_TREES)
+    say(
+        f"answering: {len(labels)} questions and variants read out of fold, "
+        f"{sum(labels)} answered right by the ranker; {ANSWERING_TREES} trees"
+    )
+    return Trees(Trees.from_lightgbm(booster.dump_model(), CONFIDENCE_INPUTS))
+
+
+ANSWERING_TREES = 150
+
+
+def calibrate(trees: Trees, inputs: list[list[float]], labels: list[int]) -> Confidence:
+    """The isotonic map from the answering model's output to the share right, fitted on the
+    calibration sets (and their unanswerable variants)."""
+    from sklearn.isotonic import IsotonicRegression
+
+    y = np.asarray(labels)
+    bare = Confidence(trees, (), ())
+    raw = np.asarray([bare.raw(row) for row in inputs])
+    iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(raw, y)
+    confidence = Confidence(
+        trees,
+        tuple(round(float(v), 6) for v in iso.X_thresholds_),
+        tuple(round(float(v), 6) for v in iso.y_thresholds_),
+    )
+    calibrated = np.asarray([confidence.probability(row) for row in inputs])
+    for t in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+        given = calibrated >= t
+        share = y[given].mean() if given.any() else 0.0
+        say(
+            f"  calibration at {t:.1f}: {int(given.sum())} of {len(y)} answered, "
+            f"{int(y[given].sum())} right ({share:.0%}); {int(y.sum())} right in all"
+        )
+    return confidence
+
+
+# -- the whole build -----------------------------------------------------------------------
+
+FOLDS = 5
+
+
+@dataclass
+class KG:
+    """MetaQA: its memory, the dev questions the linker is fitted on, and those the ranker is."""
+
+    memory: Memory
+    link: list[kgqa.KGQuestion]
+    rank: list[kgqa.KGQuestion]
+
+
+def fit_parts(scenarios: Sequence[Scenario], meaning: WordVectors, kg: KG | None) -> ReaderModel:
+    """Forms, linker and association fitted on ``scenarios`` (and MetaQA's linker half)."""
+    forms = fit_forms(scenarios)
+    linker = fit_linker(scenarios, meaning, kg)
+    return ReaderModel(forms, linker, fit_association(scenarios, meaning, linker))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--train", nargs="+", default=[str(ROOT / "train")])
+    ap.add_argument("--calibration", nargs="+", default=[str(ROOT / "calibration")])
+    ap.add_argument(
+        "--metaqa",
+        default=str(METAQA),
+        help="folder with kb_reconstructed.txt and dev_sample.jsonl",
+    )
+    ap.add_argument("--no-metaqa", action="store_true")
+    ap.add_argument("--out", default=str(ROOT / "ctxneo" / "data" / "reader.json"))
+    args = ap.parse_args(argv)
+    random.seed(SEED)
+    np.random.seed(SEED)
+    started = time.monotonic()
+    meaning = WordVectors.default()
+    train = load_suite(args.train)
+    say(f"training corpus: {len(train)} scenarios")
+    metaqa = Path(args.metaqa)
+    kg = None
+    if not args.no_metaqa and (metaqa / "kb_reconstructed.txt").exists():
+        questions = metaqa_questions(metaqa / "dev_sample.jsonl", METAQA_FIT)
+        half = len(METAQA_FIT) // 2
+        kg = KG(
+            metaqa_memory(metaqa / "kb_reconstructed.txt"),
+            [q for i, q in enumerate(questions) if i % len(METAQA_FIT) < half],
+            [q for i, q in enumerate(questions) if i % len(METAQA_FIT) >= half],
+        )
+        say(f"MetaQA: {len(kg.link)} dev questions for the linker, {len(kg.rank)} for the ranker")
+    # The ranker learns how far to trust the earlier parts, so it must see them as they
+    # are on questions they were not fitted on: its rows for each fold of scenarios are
+    # read with parts fitted on the other folds (cross-fitting). Unanswerable variants are
+    # read too, for the answering model (never for the ranker).
+    # (folds by file: the scenarios of one domain share its predicates and names)
+    domains = sorted({s.name.split("_")[0] for s in train})
+    fold = {d: i % FOLDS for i, d in enumerate(domains)}
+    folds: list[list[Asked]] = []
+    for k in range(FOLDS):
+        held = [s for s in train if fold[s.name.split("_")[0]] == k]
+        rest = [s for s in train if fold[s.name.split("_")[0]] != k]
+        say(f"fold {k + 1}/{FOLDS}: parts fitted on {len(rest)} scenarios")
+        part = fit_parts(rest, meaning, kg)
+        folds.append(
+            read_scenarios(held, lambda m, part=part: Reader(m.store, meaning, part), variants=True)
+        )
+    say("the parts, fitted on the whole corpus:")
+    model = fit_parts(train, meaning, kg)
+    forms, linker, association = model.forms, model.linker, model.association
+    extra = metaqa_groups(kg.memory, kg.rank, model) if kg is not None else []
+    if kg is not None:
+        kg.memory.close()
+    # Whether to answer: fitted on each fold's readings ranked by a ranker that never saw
+    # that fold (out of fold), so it learns how often the ranker is right on new domains.
+    inputs: list[list[float]] = []
+    labels: list[int] = []
+    for k, held in enumerate(folds):
+        others = [g for j, f in enumerate(folds) if j != k for g in f]
+        trees_k = fit_ranker([*others, *extra], quiet=True)
+        for g in held:
+            row, ok = top_inputs(g, trees_k.predict(np.asarray(g.rows)))
+            inputs.append(row)
+            labels.append(ok)
+    answering = fit_answering(inputs, labels)
+    trees = fit_ranker([g for f in folds for g in f] + extra)
+    model = ReaderModel(forms, linker, association, trees)
+    calibration = read_scenarios(
+        load_suite(args.calibration),
+        lambda m: Reader(m.store, meaning, model),
+        variants=True,
+    )
+    cal = [top_inputs(g, trees.predict(np.asarray(g.rows))) for g in calibration]
+    confidence = calibrate(answering, [c[0] for c in cal], [c[1] for c in cal])
+    doc = {
+        "note": "written by scripts/build_reader.py from train/, calibration/ and MetaQA dev",
+        "forms": forms.to_dict(),
+        "linker": linker.to_dict(),
+        "association": association.to_dict(),
+        "ranker": trees.to_dict(),
+        "confidence": confidence.to_dict(),
+    }
+    Path(args.out).write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+    say(f"wrote {args.out} in {time.monotonic() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
