@@ -11,12 +11,29 @@ go through the same function, so "the checkout service's" and
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 import snowballstemmer
 
-_STEMMER = snowballstemmer.stemmer("english")
+# A Snowball stemmer keeps its working word on the instance, so one shared by
+# threads (MCP tools run in worker threads) returns another call's stem or
+# raises IndexError: each thread gets its own.
+_LOCAL = threading.local()
+
+
+class _Stemmer(Protocol):
+    def stemWord(self, word: str) -> str: ...
+
+
+def _stemmer() -> _Stemmer:
+    stemmer: _Stemmer | None = getattr(_LOCAL, "stemmer", None)
+    if stemmer is None:
+        stemmer = _LOCAL.stemmer = snowballstemmer.stemmer("english")
+    return stemmer
+
 
 # A word: a run of letters/digits (any script), keeping an apostrophe suffix
 # ("Checkout's") so it can be dropped deliberately below.
@@ -147,7 +164,7 @@ def stem(word: str) -> str:
     number = NUMBER_WORDS.get(word)
     if number is not None and word != "one":  # ("one" is as often a pronoun: "which one")
         return number
-    return _STEMMER.stemWord(_IRREGULAR.get(word, word))
+    return _stemmer().stemWord(_IRREGULAR.get(word, word))
 
 
 @lru_cache(maxsize=100_000)

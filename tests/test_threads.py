@@ -1,0 +1,72 @@
+"""Many threads at once: MCP tools run in worker threads, so the words code and the
+answerer must give every thread the answer it gives one thread alone."""
+
+from __future__ import annotations
+
+import random
+import string
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import snowballstemmer
+
+from ctxneo import Memory
+from ctxneo.text import stem
+
+
+@pytest.fixture(autouse=True)
+def _switch_often() -> Iterator[None]:
+    # Threads switch every 5 ms by default, far longer than one stem takes:
+    # switching every microsecond makes an unsafe interleaving likely at once.
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(before)
+
+
+def _new_words(count: int, seed: int) -> list[str]:
+    # Words no cache has seen, long enough to exercise every Snowball step.
+    rng = random.Random(seed)
+    suffixes = ["ational", "ization", "fulness", "ing", "edly", "ousness", "ivities", "s"]
+    return [
+        "".join(rng.choices(string.ascii_lowercase, k=rng.randint(4, 9))) + rng.choice(suffixes)
+        for _ in range(count)
+    ]
+
+
+def test_stems_from_many_threads_are_the_stems_of_one() -> None:
+    words = _new_words(4000, seed=7)
+    alone = snowballstemmer.stemmer("english")
+    expected = [alone.stemWord(word) for word in words]
+    chunks = [words[i::8] for i in range(8)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(lambda chunk: [stem(word) for word in chunk], chunks))
+    got = {
+        word: s
+        for chunk, stems in zip(chunks, results, strict=True)
+        for word, s in zip(chunk, stems, strict=True)
+    }
+    assert [got[word] for word in words] == expected
+
+
+def test_asking_from_many_threads_gives_every_thread_the_same_answers() -> None:
+    memory = Memory.open()
+    for i in range(30):
+        memory.remember(f"Service_{i:02d}", "OWNED_BY", f"Team_{i % 7}")
+        memory.remember(f"Service_{i:02d}", "DEPENDS_ON", f"Service_{(i + 1) % 30:02d}")
+    # Each question carries words nobody has stemmed yet (stems are cached, so the
+    # answers asked alone use other new words of the same kind).
+
+    def questions(seed: int) -> list[str]:
+        words = _new_words(1200, seed=seed)
+        return [
+            f"who owns service {i % 30:02d}, the {' '.join(words[3 * i : 3 * i + 3])} one?"
+            for i in range(400)
+        ]
+
+    alone = [memory.ask(q).answer for q in questions(seed=11)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        together = list(pool.map(lambda q: memory.ask(q).answer, questions(seed=12)))
+    assert together == alone
