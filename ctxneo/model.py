@@ -23,6 +23,8 @@ MAX_TEXT_BYTES = 8_192
 #: Neo4j integers are signed 64-bit.
 MIN_INT = -(2**63)
 MAX_INT = 2**63 - 1
+#: The last sequence number a memory hands out (Neo4j's integers are signed 64-bit).
+MAX_SEQ = MAX_INT
 
 # A lower-to-upper or acronym-to-word boundary: where camelCase gets an underscore.
 _CASE_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from ctxneo.errors import InvalidFactError, StoreUnavailable
+from ctxneo.errors import InvalidFactError, StoreError, StoreUnavailable
 from ctxneo.memory import Memory
-from ctxneo.model import NewFact
+from ctxneo.model import MAX_SEQ, NewFact
 from ctxneo.stores.neo4j import Neo4jStore
 
 pytestmark = pytest.mark.neo4j
@@ -144,3 +144,22 @@ def test_a_server_that_is_down_is_one_clear_error() -> None:
         StoreUnavailable, match=r"cannot reach Neo4j at bolt://127\.0\.0\.1:9: .*ctxneo neo4j start"
     ):
         store.connect()
+
+
+def test_the_counter_stops_at_its_end_with_nothing_written(neo4j_server: Any) -> None:
+    namespace = f"counter-{uuid.uuid4().hex}"
+    with open_store(neo4j_server, namespace) as store:
+        memory = Memory(store)
+        memory.remember("A", "OWNED_BY", "B")
+        store._driver.execute_query(
+            "MATCH (m:CtxneoMemory {ns: $ns}) SET m.seq = $max", ns=namespace, max=MAX_SEQ
+        )
+        for write in (
+            lambda: memory.remember("A", "OWNED_BY", "C"),
+            lambda: memory.remember_many([NewFact("A", "OWNED_BY", "D")]),
+            lambda: memory.retract("A", "OWNED_BY"),
+        ):
+            with pytest.raises(StoreError, match="used every sequence number"):
+                write()
+        assert [f.object for f in memory.current("A")] == ["B"]
+        assert len(memory.facts("A", history=True)) == 1

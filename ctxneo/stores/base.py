@@ -13,7 +13,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ctxneo.model import Fact, NewFact
+from ctxneo.errors import StoreError
+from ctxneo.model import MAX_SEQ, Fact, NewFact
 from ctxneo.text import said_stems
 
 #: Upper bounds on what one store question returns, so a hub entity or a
@@ -65,6 +66,22 @@ class EntityHit:
 
 #: The stems kept per entity of the words its facts were said in: the first ones said.
 MAX_SAID_PER_ENTITY = 400
+
+
+def next_seq(seq: int) -> int:
+    """The sequence number after ``seq``.
+
+    Raises:
+        StoreError: ``seq`` is :data:`~ctxneo.model.MAX_SEQ`: a counter set near
+            its end (by hand, or by a loaded script) is refused before anything
+            is written, and the memory still opens.
+    """
+    if seq >= MAX_SEQ:
+        raise StoreError(
+            f"this memory has used every sequence number (up to {MAX_SEQ:,}): "
+            "nothing more can be written to it"
+        )
+    return seq + 1
 
 
 def said_of(

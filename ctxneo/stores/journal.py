@@ -32,6 +32,13 @@ What a write promises (see :meth:`Journal.append`):
   ``fsync=`` or ``CTXNEO_FSYNC``.
 - **Readers change nothing.** A journal is opened for reading only; it is
   created, repaired or written only by a write.
+- **Files nobody else controls.** The journal and its ``.torn`` side file are
+  opened without following a symlink, and must belong to this user (or root)
+  and be writable by nobody else, unless ``CTXNEO_SHARED_JOURNAL=1`` says a
+  journal is shared on purpose: in a shared directory another user could
+  otherwise plant the file, read what is written to it or feed it facts. New
+  directories are made 0700. A lock held past ``CTXNEO_LOCK_TIMEOUT`` seconds
+  (default :data:`LOCK_TIMEOUT`) is an error, not a hang.
 - **Safe across fork.** ``flock`` locks and file offsets belong to the open
   file description a child inherits, so a journal notices a new process id
   and opens the file again before touching it. Reads use ``pread``: no shared
@@ -45,6 +52,7 @@ import fcntl
 import json
 import os
 import stat
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -67,6 +75,58 @@ BATCH_WRITES = 64
 CHUNK = 1 << 20
 #: New journals are readable and writable by their owner only: a memory is private.
 FILE_MODE = 0o600
+#: New parent directories: their owner's only, whatever the umask.
+DIR_MODE = 0o700
+#: Seconds to wait for another process's lock before giving up with an error.
+LOCK_TIMEOUT = 60.0
+#: Not following a symlink at the last component of a path.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def shared_journal() -> bool:
+    """Whether ``$CTXNEO_SHARED_JOURNAL`` allows a journal others may write."""
+    return os.environ.get("CTXNEO_SHARED_JOURNAL", "") in ("1", "true", "yes")
+
+
+def lock_timeout() -> float:
+    """Seconds to wait for a journal's lock: ``$CTXNEO_LOCK_TIMEOUT`` or the default.
+
+    Raises:
+        ConfigError: the value is not a positive number of seconds.
+    """
+    raw = os.environ.get("CTXNEO_LOCK_TIMEOUT")
+    if raw is None or raw == "":
+        return LOCK_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not (0.0 < value < 1e6):  # also refuses nan and inf
+        raise ConfigError(f"CTXNEO_LOCK_TIMEOUT={raw!r} is not a number of seconds in (0, 1e6)")
+    return value
+
+
+def check_owner(fd: int, path: Path, what: str) -> None:
+    """Refuse a file another user could control: not ours (or root's), or writable
+    by group or others without ``CTXNEO_SHARED_JOURNAL``.
+
+    Raises:
+        JournalError: naming the file, its owner and mode, and the way out.
+    """
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise JournalError(f"cannot open {what} {path}: not a regular file")
+    if info.st_uid not in (os.geteuid(), 0):
+        raise JournalError(
+            f"cannot open {what} {path}: it belongs to user id {info.st_uid}, not to you; "
+            "another user could read or plant facts in it (use a journal of your own)"
+        )
+    if info.st_mode & 0o022 and not shared_journal():
+        raise JournalError(
+            f"cannot open {what} {path}: mode {stat.S_IMODE(info.st_mode):03o} lets other "
+            f"users write it; chmod go-w {path}, or set CTXNEO_SHARED_JOURNAL=1 if it is "
+            "shared on purpose"
+        )
 
 
 class TornJournalWarning(UserWarning):
@@ -185,28 +245,34 @@ class Journal:
                 self._fd = self._open_for_writing()
                 self._writable = True
             else:
-                self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+                self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW)
         except FileNotFoundError:
             return False
         except (OSError, ValueError) as e:
             if isinstance(e, ValueError):  # a NUL byte in the path
                 raise JournalError(f"cannot open journal {self.path!r}: {e}") from e
+            if e.errno == errno.ELOOP:
+                raise JournalError(
+                    f"cannot open journal {self.path}: it is a symlink; name the file itself"
+                ) from e
             raise self._fail("open", e) from e
-        mode = os.fstat(self._fd).st_mode
-        if not stat.S_ISREG(mode):
+        try:
+            check_owner(self._fd, self.path, "journal")
+        except JournalError:
             os.close(self._fd)
             self._fd = None
-            raise JournalError(f"cannot open journal {self.path}: not a regular file")
+            self._writable = False
+            raise
         return True
 
     def _open_for_writing(self) -> int:
-        flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC
+        flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | _NOFOLLOW
         try:
             fd = os.open(self.path, flags | os.O_CREAT | os.O_EXCL, FILE_MODE)
         except FileExistsError:
             return os.open(self.path, flags)
         except FileNotFoundError:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _make_dirs(self.path.parent)
             return self._open_for_writing()
         if self.fsync != "off":  # the new name must survive a power loss too
             _fsync_dir(self.path.parent)
@@ -242,14 +308,39 @@ class Journal:
             return
         fd = self._fd
         assert fd is not None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
-        except OSError as e:
-            raise self._fail("lock", e) from e
+        self._lock(fd, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
         try:
             yield True
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _lock(self, fd: int, kind: int) -> None:
+        """Take the lock, waiting at most :func:`lock_timeout` seconds: the file's
+        owner (or a stuck process) holding it forever must not hang every caller."""
+        try:
+            fcntl.flock(fd, kind | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        except OSError as e:
+            raise self._fail("lock", e) from e
+        limit = lock_timeout()
+        deadline = time.monotonic() + limit
+        pause = 0.001
+        while True:
+            time.sleep(pause)
+            try:
+                fcntl.flock(fd, kind | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise JournalError(
+                        f"journal {self.path} stayed locked by another process for {limit:g} s; "
+                        "find it with: fuser -v " + str(self.path)
+                    ) from None
+            except OSError as e:
+                raise self._fail("lock", e) from e
+            pause = min(pause * 2, 0.05)
 
     # -- reading ----------------------------------------------------------------------
 
@@ -406,8 +497,11 @@ class Journal:
             raise self._not_a_journal()
         torn = self.path.with_name(self.path.name + ".torn")
         try:
-            side = os.open(torn, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+            side = os.open(
+                torn, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | _NOFOLLOW, FILE_MODE
+            )
             try:
+                check_owner(side, torn, "the torn-line file")
                 _write_all(side, tail + b"\n")
                 if self.fsync != "off":
                     os.fdatasync(side)
@@ -490,3 +584,17 @@ def _fsync_dir(path: Path) -> None:
         pass  # some filesystems refuse fsync on a directory; the file's data is still synced
     finally:
         os.close(fd)
+
+
+def _make_dirs(path: Path) -> None:
+    """Make ``path`` and its missing parents, each readable by its owner only (a
+    memory's directory is as private as its journal, whatever the umask)."""
+    missing: list[Path] = []
+    while not path.exists():
+        missing.append(path)
+        if path.parent == path:
+            break
+        path = path.parent
+    for directory in reversed(missing):
+        with suppress(FileExistsError):  # another writer made it first
+            directory.mkdir(mode=DIR_MODE)

@@ -43,6 +43,7 @@ from ctxneo.errors import (
     WriteOutcomeUnknown,
 )
 from ctxneo.model import (
+    MAX_SEQ,
     Fact,
     NewFact,
     check_name,
@@ -60,6 +61,7 @@ from ctxneo.stores.base import (
     MemoryImage,
     Store,
     Vocabulary,
+    next_seq,
     said_of,
     supersede,
     with_said,
@@ -424,6 +426,8 @@ class Neo4jStore(Store):
                         f"the write did not finish within {limit:g} s and the server ended it "
                         "(nothing of it applied)"
                     ) from e
+                if isinstance(e, Neo4jError) and "long overflow" in (e.message or ""):
+                    next_seq(MAX_SEQ)  # one write's counter ran past Neo4j's largest integer
                 if isinstance(e, Neo4jError) and not e.is_retryable():
                     raise StoreError(f"Neo4j write failed: {e.message}") from e
                 if not _wait(next(delays), deadline):
@@ -517,7 +521,7 @@ class Neo4jStore(Store):
                 if same is not None:
                     out.append(same)
                     continue
-                seq += 1
+                seq = next_seq(seq)
                 for old in closing:
                     live.remove(old)
                     latest[old.seq] = old.closed_at(seq)
@@ -622,7 +626,7 @@ class Neo4jStore(Store):
             live = sorted((f for f in live if obj is None or f.object == obj), key=lambda f: f.seq)
             if not live:
                 return []
-            at = state["seq"] + 1
+            at = next_seq(state["seq"])
             self._tx(
                 tx,
                 "close_facts",

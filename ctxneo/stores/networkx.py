@@ -54,6 +54,7 @@ import networkx as nx
 
 from ctxneo.errors import InvalidFactError, JournalError, StoreError
 from ctxneo.model import (
+    MAX_SEQ,
     Fact,
     NewFact,
     check_int,
@@ -67,6 +68,7 @@ from ctxneo.stores.base import (
     EntityHit,
     MemoryImage,
     Store,
+    next_seq,
     said_of,
     with_said,
 )
@@ -388,6 +390,7 @@ class NetworkXStore(Store):
         journal = self._journal
         if journal is None:
             ops, result = plan()
+            _check_counter(ops)
             for op in ops:
                 self._apply(op, -1)
             return result
@@ -397,6 +400,7 @@ class NetworkXStore(Store):
             ops, result = plan()
             if not ops:
                 return result
+            _check_counter(ops)
             try:
                 line = encode_line([self._record_of(op) for op in ops])
             except (TypeError, ValueError) as e:
@@ -884,3 +888,14 @@ class NetworkXStore(Store):
         self._closed = True
         if self._journal is not None:
             self._journal.close()
+
+
+def _check_counter(ops: Sequence[Op | Fact]) -> None:
+    """Refuse, before anything is written, a write that would number a fact past
+    :data:`MAX_SEQ` (a counter set near it by hand or by a loaded script)."""
+    top = max(
+        (op.seq if op.__class__ is Fact else op[1] if op[0] == "tick" else 0 for op in ops),  # type: ignore[union-attr,index]
+        default=0,
+    )
+    if top > MAX_SEQ:
+        next_seq(MAX_SEQ)  # raises StoreError, with the one message both stores give

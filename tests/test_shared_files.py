@@ -1,0 +1,172 @@
+"""Files nobody else controls, and a counter that cannot run past its end.
+
+In a shared directory another user can plant a journal or its ``.torn`` side
+file, or a symlink in its place; the memory must refuse them rather than read
+planted facts or write its own into someone else's file. The tests that need a
+second user run as root and hand files to ``nobody`` (uid 65534).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctxneo import Memory
+from ctxneo.errors import JournalError, StoreError
+from ctxneo.model import MAX_SEQ
+from ctxneo.stores.journal import HEADER
+
+NOBODY = 65534
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="handing a file to another user needs root")
+
+
+@pytest.fixture(autouse=True)
+def _not_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CTXNEO_SHARED_JOURNAL", raising=False)
+
+
+def _journal(path: Path, *records: dict[str, object]) -> Path:
+    path.write_text(HEADER + "".join(json.dumps(r) + "\n" for r in records))
+    path.chmod(0o600)
+    return path
+
+
+def _fact(seq: int) -> dict[str, object]:
+    return {
+        "op": "fact",
+        "seq": seq,
+        "valid_from": seq,
+        "valid_to": None,
+        "s": "A",
+        "p": "OWNED_BY",
+        "o": "B",
+    }
+
+
+def test_a_journal_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.write_bytes(b"")
+    target.chmod(0o600)
+    link = tmp_path / "memory.jsonl"
+    link.symlink_to(target)
+    with pytest.raises(JournalError, match="symlink"):
+        Memory.open(link).remember("A", "OWNED_BY", "B")
+    with pytest.raises(JournalError, match="symlink"):
+        Memory.open(link).current("A")
+    assert target.read_bytes() == b""  # nothing written through the link
+
+
+def test_a_journal_others_may_write_is_refused_unless_shared_on_purpose(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _journal(tmp_path / "memory.jsonl", _fact(1))
+    path.chmod(0o666)
+    with pytest.raises(JournalError, match="chmod go-w"):
+        Memory.open(path).current("A")
+    with pytest.raises(JournalError, match="CTXNEO_SHARED_JOURNAL"):
+        Memory.open(path).remember("A", "OWNED_BY", "C")
+    monkeypatch.setenv("CTXNEO_SHARED_JOURNAL", "1")
+    assert [f.object for f in Memory.open(path).current("A")] == ["B"]
+
+
+@as_root
+def test_a_journal_planted_by_another_user_is_refused(tmp_path: Path) -> None:
+    path = _journal(tmp_path / "memory.jsonl", _fact(1))
+    os.chown(path, NOBODY, NOBODY)
+    before = path.read_bytes()
+    with pytest.raises(JournalError, match="belongs to user id 65534"):
+        Memory.open(path).current("A")
+    with pytest.raises(JournalError, match="belongs to user id 65534"):
+        Memory.open(path).remember("A", "OWNED_BY", "secret")
+    assert path.read_bytes() == before
+
+
+def _torn_journal(tmp_path: Path) -> Path:
+    path = _journal(tmp_path / "memory.jsonl", _fact(1))
+    with path.open("ab") as f:
+        f.write(b'{"op": "fact", "seq": 2, "s"')  # a writer killed mid-line
+    return path
+
+
+@pytest.mark.filterwarnings("ignore::ctxneo.stores.journal.TornJournalWarning")
+def test_a_torn_line_is_never_set_aside_through_a_symlink(tmp_path: Path) -> None:
+    path = _torn_journal(tmp_path)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious\n")
+    (tmp_path / "memory.jsonl.torn").symlink_to(victim)
+    with pytest.raises(JournalError):
+        Memory.open(path).remember("A", "OWNED_BY", "C")
+    assert victim.read_bytes() == b"precious\n"
+    assert [f.object for f in Memory.open(path).current("A")] == ["B"]  # nothing written
+
+
+@as_root
+@pytest.mark.filterwarnings("ignore::ctxneo.stores.journal.TornJournalWarning")
+def test_a_torn_line_file_planted_by_another_user_is_refused(tmp_path: Path) -> None:
+    path = _torn_journal(tmp_path)
+    planted = tmp_path / "memory.jsonl.torn"
+    planted.write_bytes(b"")
+    os.chown(planted, NOBODY, NOBODY)
+    with pytest.raises(JournalError, match="belongs to user id 65534"):
+        Memory.open(path).remember("A", "OWNED_BY", "C")
+    assert planted.read_bytes() == b""
+
+
+@pytest.fixture
+def open_umask() -> Iterator[None]:
+    before = os.umask(0)
+    yield
+    os.umask(before)
+
+
+@pytest.mark.usefixtures("open_umask")
+def test_new_directories_are_their_owners_only_whatever_the_umask(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "b" / "memory.jsonl"
+    Memory.open(path).remember("A", "OWNED_BY", "B")
+    for directory in (tmp_path / "a", tmp_path / "a" / "b"):
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_a_lock_held_too_long_is_an_error_not_a_hang(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _journal(tmp_path / "memory.jsonl", _fact(1))
+    monkeypatch.setenv("CTXNEO_LOCK_TIMEOUT", "0.2")
+    holder = os.open(path, os.O_RDONLY)  # its own open file: its own lock
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        with pytest.raises(JournalError, match=r"stayed locked by another process for 0\.2 s"):
+            Memory.open(path).remember("A", "OWNED_BY", "C")
+    finally:
+        os.close(holder)
+    assert Memory.open(path).remember("A", "OWNED_BY", "C").object == "C"
+
+
+def test_the_counter_stops_at_its_end_and_the_journal_still_opens(tmp_path: Path) -> None:
+    path = _journal(tmp_path / "memory.jsonl", _fact(MAX_SEQ))
+    before = path.read_bytes()
+    memory = Memory.open(path)
+    with pytest.raises(StoreError, match="used every sequence number"):
+        memory.remember("A", "OWNED_BY", "C")
+    with pytest.raises(StoreError, match="used every sequence number"):
+        memory.retract("A", "OWNED_BY")
+    assert path.read_bytes() == before  # the refused write left no line behind
+    again = Memory.open(path)
+    assert [(f.object, f.seq) for f in again.current("A")] == [("B", MAX_SEQ)]
+    assert again.remember("A", "OWNED_BY", "B").seq == MAX_SEQ  # a restatement needs no number
+
+
+def test_an_in_process_memory_refuses_past_the_counter_too() -> None:
+    memory = Memory.open()
+    store = memory.store
+    store.seq = MAX_SEQ  # type: ignore[attr-defined]
+    with pytest.raises(StoreError, match="used every sequence number"):
+        memory.remember("A", "OWNED_BY", "B")
+    assert memory.current("A") == []
