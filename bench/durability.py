@@ -204,6 +204,7 @@ def _spawn(path: Path, name: str, fault: str, seed: int, count: int = 0) -> subp
     return subprocess.Popen(
         [
             sys.executable,
+            "-P",  # not the working directory first: a checkout's ctxneo/ has no bench/
             "-m",
             __name__,
             path,

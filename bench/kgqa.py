@@ -359,8 +359,11 @@ def ask_all(
     topic_given: bool = False,
     typer: PathTyper | None = None,
     progress: Callable[[int], None] = lambda n: None,
+    min_confidence: float | None = None,
 ) -> list[KGRecord]:
     """Ask every question (brackets removed; the topic passed too when ``topic_given``), grade it.
+
+    ``min_confidence`` is passed to every ``ask`` (``None``: the answerer's default).
 
     The question type is computed after the answer, from the gold answers.
     """
@@ -369,7 +372,7 @@ def ask_all(
         asked = words_only(q.question)
         topic = q.entity if topic_given else None
         start = time.perf_counter()
-        answer = memory.ask(asked, topic=topic)
+        answer = memory.ask(asked, topic=topic, min_confidence=min_confidence)
         seconds = time.perf_counter() - start
         values = list(answer.values) or ([answer.answer] if answer.known else [])
         hits1, f1 = grade(values, q.answers)

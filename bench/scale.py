@@ -147,7 +147,9 @@ def run(
 
 def _in_fresh_process(n: int) -> dict[str, Any]:
     result = subprocess.run(
-        [sys.executable, "-m", "ctxneo.bench.scale", str(n)],
+        # -P: not the working directory first on the path, so run from a checkout's
+        # root the worker imports the installed ctxneo (whose bench/ is ctxneo.bench).
+        [sys.executable, "-P", "-m", "ctxneo.bench.scale", str(n)],
         capture_output=True,
         text=True,
         check=False,

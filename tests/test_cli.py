@@ -525,3 +525,21 @@ def test_any_arguments_give_an_answer_or_one_error_line(
     assert "Traceback" not in result.output
     if result.exit_code:
         one_error_line(result)
+
+
+def test_bench_workers_import_the_installed_ctxneo_from_a_checkout_root(tmp_path: Path) -> None:
+    # A checkout's root holds a ctxneo/ without bench/ (top-level bench/ is
+    # installed as ctxneo.bench): a worker started there must not import it.
+    (tmp_path / "ctxneo").mkdir()
+    (tmp_path / "ctxneo" / "__init__.py").write_text("")
+    ctxneo = Path(sys.executable).with_name("ctxneo")
+    result = subprocess.run(
+        [str(ctxneo), "bench", "scale", "--facts", "200", "--silent", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout)["networkx"]["rows"][0]["facts"] > 0

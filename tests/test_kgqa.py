@@ -192,6 +192,24 @@ def test_topic_given_mode_passes_the_entity_and_limit_caps_each_hop(
     assert code == 0 and "\n| 2 | 1 |" in out and "\n| 1 |" not in out
 
 
+def test_min_confidence_is_passed_to_every_answer(files: dict[str, Path]) -> None:
+    kb, jsonl, tsv = str(files["kb"]), str(files["jsonl"]), str(files["tsv"])
+    runs = {}
+    for threshold in ("0", "1"):
+        code, out, _ = kgqa_cli(
+            "--kb", kb, "--questions", jsonl, "--questions", tsv, "--min-confidence", threshold,
+            "--json", "--silent",
+        )  # fmt: skip
+        assert code == 0
+        runs[threshold] = json.loads(out)
+    assert runs["0"]["min_confidence"] == 0.0
+    assert not any(r["unknown"] for r in runs["0"]["questions"])  # every question answered
+    answered = [r for r in runs["1"]["questions"] if not r["unknown"]]
+    assert len(answered) < len(runs["1"]["questions"])  # certainty is rare
+    code, out, _ = kgqa_cli("--kb", kb, "--questions", jsonl, "--min-confidence", "0", "--markdown")
+    assert code == 0 and "answering at confidence ≥ 0" in out
+
+
 def test_bad_input_is_one_error_line(files: dict[str, Path], tmp_path: Path) -> None:
     broken = tmp_path / "broken.txt"
     broken.write_text("Heat|directed_by|Michael Mann\nHeat directed_by Michael Mann\n")

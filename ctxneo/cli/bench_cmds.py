@@ -423,6 +423,13 @@ def _hops(value: str | None) -> list[int] | None:
     is_flag=True,
     help="Also pass the bracketed topic entity as ask(topic=...) (reported as its own mode).",
 )
+@click.option(
+    "--min-confidence",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="Passed to every ask: answer only at or above this confidence (default: the "
+    "answerer's own; 0 answers every question, as Hits@1 is usually reported).",
+)
 @markdown_option
 @silent_option
 @json_option
@@ -433,6 +440,7 @@ def kgqa_cmd(
     hops: str | None,
     limit: int | None,
     topic_given: bool,
+    min_confidence: float | None,
     markdown: bool,
     silent: bool,
     as_json: bool,
@@ -449,6 +457,7 @@ def kgqa_cmd(
     \b
     ctxneo bench kgqa --kb kb.txt --questions dev_sample.jsonl --limit 200
     ctxneo bench kgqa --kb kb.txt --questions 2-hop/qa_dev.txt --topic-given
+    ctxneo bench kgqa --kb kb.txt --questions dev_sample.jsonl --min-confidence 0
     """
     chosen = _hops(hops)
     try:
@@ -464,6 +473,9 @@ def kgqa_cmd(
     if topic_given and (missing := next((q for q in questions if not q.entity), None)):
         raise click.UsageError(f"--topic-given: {missing.source} names no topic entity")
     mode = "topic" if topic_given else "words"
+    shown = kgqa.MODES[mode] + (
+        "" if min_confidence is None else f", answering at confidence ≥ {min_confidence:g}"
+    )
     with progress_bar(silent) as progress, Memory.open() as memory:
         task = progress.add_task("loading the KB", total=len(facts))
         loaded = kgqa.load(memory, facts, progress=lambda n: progress.advance(task, n))
@@ -477,12 +489,14 @@ def kgqa_cmd(
             topic_given=topic_given,
             typer=typer,
             progress=lambda n: progress.advance(task, n),
+            min_confidence=min_confidence,
         )
     summary = kgqa.summarize(records)
     if as_json:
         emit_json(
             {
                 "mode": mode,
+                "min_confidence": min_confidence,
                 "kb": {"path": str(kb_path), **loaded},
                 **summary,
                 "questions": [r.to_dict() for r in records],
@@ -490,10 +504,10 @@ def kgqa_cmd(
         )
         return
     if markdown:
-        click.echo(report.kgqa_markdown(summary, loaded, kgqa.MODES[mode]))
+        click.echo(report.kgqa_markdown(summary, loaded, shown))
         return
     console = report.console()
-    for table in report.kgqa_tables(summary, loaded, kgqa.MODES[mode]):
+    for table in report.kgqa_tables(summary, loaded, shown):
         console.print(table)
 
 
