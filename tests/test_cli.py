@@ -542,4 +542,4 @@ def test_bench_workers_import_the_installed_ctxneo_from_a_checkout_root(tmp_path
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert json.loads(result.stdout)["networkx"]["rows"][0]["facts"] > 0
+    assert json.loads(result.stdout)["rows"][0]["facts"] > 0
