@@ -266,6 +266,11 @@ class CtxneoMCPServer(MCPServer):
     """``MCPServer`` whose tool errors read like the CLI's: ``Error: <one line>``."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        schema = self._tool_input_schema(name)
+        if schema is not None:
+            problems = strict_problems(schema, arguments or {})
+            if problems:
+                raise ToolError(f"Error: invalid arguments for {name}: " + "; ".join(problems))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as e:
@@ -276,6 +281,70 @@ class CtxneoMCPServer(MCPServer):
             if isinstance(cause, ValidationError):
                 raise ToolError(f"Error: {arguments_error(name, cause)}") from cause
             raise
+
+
+# JSON types as Python sees them after decoding (a bool is not an integer here).
+_JSON_TYPES: dict[str, Callable[[object], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+}
+
+
+def strict_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    """Where ``arguments`` break the tool's published schema as JSON types, not as
+    pydantic would coerce them: ``"yes"`` is not a boolean, ``"7"`` not an integer,
+    and a key the schema does not declare (a typo such as ``mutli``) is refused.
+
+    Ranges and lengths are left to the tool's own validation (one message style)."""
+    defs = schema.get("$defs", {})
+    problems: list[str] = []
+
+    def resolve(node: dict[str, Any]) -> dict[str, Any]:
+        ref = node.get("$ref", "")
+        return defs.get(ref.rsplit("/", 1)[-1], node) if ref.startswith("#/$defs/") else node
+
+    def check(node: dict[str, Any], value: object, where: str) -> None:
+        node = resolve(node)
+        options = node.get("anyOf")
+        if options is not None:
+            fits = [resolve(o) for o in options if _fits(resolve(o), value)]
+            if not fits:
+                problems.append(f"{where}: expected {_type_names(options)} (got {value!r:.80})")
+            else:
+                check(fits[0], value, where)
+            return
+        kind = node.get("type")
+        if kind is not None and not _JSON_TYPES.get(kind, lambda v: True)(value):
+            problems.append(f"{where}: expected {kind} (got {value!r:.80})")
+            return
+        if kind == "object" and isinstance(value, dict):
+            declared = node.get("properties", {})
+            for key, item in value.items():
+                if key not in declared:
+                    known = ", ".join(sorted(declared)) or "none"
+                    problems.append(f"{where}{key}: not an argument of this tool (known: {known})")
+                else:
+                    check(declared[key], item, f"{where}{key}")
+        elif kind == "array" and isinstance(value, list) and "items" in node:
+            for i, item in enumerate(value):
+                check(node["items"], item, f"{where}[{i}].")
+
+    check({**schema, "type": "object"}, arguments, "")
+    return [p.replace(".:", ":") for p in problems]
+
+
+def _fits(node: dict[str, Any], value: object) -> bool:
+    kind = node.get("type")
+    return kind is None or _JSON_TYPES.get(kind, lambda v: True)(value)
+
+
+def _type_names(options: list[dict[str, Any]]) -> str:
+    return " or ".join(str(o.get("type", "a value")) for o in options)
 
 
 def arguments_error(tool: str, error: ValidationError) -> str:
@@ -448,7 +517,33 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
         counts = handle.get().stats()
         return StatsResult(memory=handle.name, **counts)
 
+    for tool in server._tool_manager.list_tools():
+        tool.parameters = closed_schema(tool.parameters)
     return server
+
+
+def closed_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every ``$ref`` inlined and every object closed
+    (``additionalProperties: false``): what clients' strict modes require (OpenAI's
+    ``strict`` tools refuse ``$ref`` and open objects), and what :func:`strict_problems`
+    enforces anyway."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref", "")
+        if ref.startswith("#/$defs/"):
+            rest = {k: v for k, v in node.items() if k != "$ref"}
+            return walk({**defs[ref.rsplit("/", 1)[-1]], **rest})
+        out = {k: walk(v) for k, v in node.items() if k != "$defs"}
+        if out.get("type") == "object":
+            out["additionalProperties"] = False
+        return out
+
+    return walk(schema)
 
 
 # -- helpers ---------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -274,6 +275,49 @@ def test_bad_calls_are_one_line_tool_errors_and_store_nothing(handle: MemoryHand
         assert (await ok(client, "facts", entity=odd))["facts"][0]["object"] == odd
 
     run_client(handle, script)
+
+
+def test_arguments_are_taken_as_the_schema_types_them_and_unknown_keys_are_refused() -> None:
+    async def script(client: mcp.Client) -> None:
+        fact = {"subject": "Ticket_7", "predicate": "HAS_PRIORITY", "object": "high"}
+        # Coercions the Python API refuses are refused here too: nothing is stored.
+        assert "multi: expected boolean (got 'yes')" in await error(
+            client, "remember", **fact, multi="yes"
+        )
+        assert "multi: expected boolean (got 1)" in await error(client, "remember", **fact, multi=1)
+        assert "turn: expected integer or null (got '7')" in await error(
+            client, "remember", **fact, turn="7"
+        )
+        assert "k: expected integer (got '3')" in await error(client, "ask", question="q?", k="3")
+        typo = await error(client, "remember", **fact, mutli=True)
+        assert "mutli: not an argument of this tool" in typo and "multi" in typo
+        nested = await error(client, "remember_many", facts=[{**fact, "turn": "2"}])
+        assert "facts[0].turn: expected integer or null" in nested
+        assert "extra: not an argument" in await error(client, "stats", extra=1)
+        assert (await ok(client, "stats"))["facts"] == 0
+        assert (await ok(client, "remember", **fact, turn=7, multi=False))["stored"]["turn"] == 7
+
+    run_client(MemoryHandle(Memory.open, "in process"), script)
+
+
+def test_tool_schemas_suit_clients_strict_modes() -> None:
+    async def script(client: mcp.Client) -> None:
+        def objects(node: object) -> Iterator[dict[str, object]]:
+            if isinstance(node, dict):
+                if node.get("type") == "object":
+                    yield node
+                for value in node.values():
+                    yield from objects(value)
+            elif isinstance(node, list):
+                for value in node:
+                    yield from objects(value)
+
+        for tool in (await client.list_tools()).tools:
+            text = json.dumps(tool.input_schema)
+            assert "$ref" not in text and "$defs" not in text, tool.name
+            assert all(o.get("additionalProperties") is False for o in objects(tool.input_schema))
+
+    run_client(MemoryHandle(Memory.open, "in process"), script)
 
 
 def test_a_memory_that_cannot_open_is_an_error_on_each_call_until_it_opens(

@@ -86,7 +86,8 @@ def _print_answer(answer: Answer, top_k: int) -> None:
 @click.option(
     "--multi",
     is_flag=True,
-    help="Add this value beside the current ones (see declare-multi to declare it once).",
+    help="Add this value beside the current ones: declares the predicate multi-valued "
+    "for the whole memory, from this write on (as declare-multi does).",
 )
 @store_options
 @json_option
