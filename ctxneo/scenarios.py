@@ -57,11 +57,24 @@ def load_suite(paths: Iterable[str | Path]) -> list[Scenario]:
     return scenarios
 
 
+#: The largest scenario file read (the shipped and training files are under 1 MB).
+MAX_SCENARIO_BYTES = 64 * 2**20
+
+
 def load_file(path: str | Path) -> list[Scenario]:
     """Load and validate one scenario file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as f:
+            # Bounded: a device (/dev/zero) or a huge file must not fill the memory.
+            raw = f.read(MAX_SCENARIO_BYTES + 1)
+        if len(raw) > MAX_SCENARIO_BYTES:
+            raise ScenarioError(
+                f"larger than {MAX_SCENARIO_BYTES // 2**20} MB: not a scenario file "
+                "(split it into several)",
+                file=str(path),
+            )
+        text = raw.decode("utf-8")
     except OSError as e:
         raise ScenarioError(f"cannot read: {e.strerror or e}", file=str(path)) from e
     except UnicodeDecodeError as e:

@@ -140,3 +140,8 @@ def test_the_cli_refuses_a_malformed_file_with_exit_code_2_and_runs_nothing(tmp_
     assert result.stdout == ""
     assert f"{bad}, scenario 'tiny', turn 1, field 'object'" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_an_endless_or_huge_input_is_refused_without_reading_it_all() -> None:
+    with pytest.raises(ScenarioError, match="larger than 64 MB"):
+        load_file("/dev/zero")
