@@ -2,8 +2,11 @@
 
 Values always travel as ``$parameters``; a relationship type comes from a
 predicate validated by :func:`ctxneo.model.check_predicate` and is passed as
-a parameter too, through Cypher 5.26 dynamic types ``$(...)``. (Only the export
-script, which has no parameters, writes validated predicates into its text.)
+a parameter too, through Cypher 5.26 dynamic types ``$(...)``, except where a
+read must start from the relationships of one type (a dynamic type cannot use
+the type scan and reads every fact): there :func:`with_type` writes the
+validated predicate, quoted, into the text. The export script, which has no
+parameters, does the same.
 """
 
 from __future__ import annotations
@@ -19,6 +22,15 @@ def load(name: str) -> str:
     return "\n".join(
         line for line in text.splitlines() if not line.lstrip().startswith("//")
     ).strip()
+
+
+def with_type(name: str, predicate: str) -> str:
+    """``<name>.cypher`` with its ``TYPE`` placeholder replaced by ``predicate``, which
+    must have passed :func:`ctxneo.model.check_predicate` (letters, digits and
+    underscores: nothing that could end the quoted name)."""
+    if not predicate.replace("_", "").isalnum() or not predicate.isascii():
+        raise ValueError(f"not a validated predicate: {predicate!r}")
+    return load(name).replace("`TYPE`", f"`{predicate}`")
 
 
 def statements(name: str) -> list[str]:

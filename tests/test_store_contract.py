@@ -334,3 +334,27 @@ def test_the_words_a_fact_was_said_in_find_its_entities(store: Store) -> None:
         [NewFact(f"Kiosk_{i}", "STATUS", "open", text="the kiosk is open") for i in range(20)]
     )
     assert not any(h.said for h in store.find_entities(["kiosk"]) if h.name.startswith("Kiosk"))
+
+
+def test_a_relation_of_few_subjects_gives_its_newest_facts_and_a_widespread_one_none(
+    store: Store,
+) -> None:
+    store.declare_multi_valued(["HOLDS"])
+    store.remember_many(
+        [NewFact("Valve_3", "FAILED", "pressure test"), NewFact("Valve_8", "FAILED", "leak test")]
+        + [NewFact("Courier_1", "HOLDS", f"Parcel_{i}") for i in range(12)]
+        + [NewFact(f"Service_{i}", "OWNED_BY", "Team_A") for i in range(9)]
+    )
+    before = store.stats()["last_seq"]
+    store.retract("Valve_8", "FAILED")
+    found = store.facts_of_few_subjects(
+        ["FAILED", "HOLDS", "OWNED_BY", "NEVER_SAID"], max_subjects=6, limit=5
+    )
+    assert [(f.subject, f.object) for f in found["FAILED"]] == [("Valve_3", "pressure test")]
+    # One subject with many values is few subjects: its newest values, at most the limit.
+    assert [f.object for f in found["HOLDS"]] == [f"Parcel_{i}" for i in (11, 10, 9, 8, 7)]
+    assert found["OWNED_BY"] == [] and found["NEVER_SAID"] == []  # nine subjects; none
+    then = store.facts_of_few_subjects(["FAILED"], max_subjects=1, as_of=before, limit=5)
+    assert then["FAILED"] == []  # two subjects then, more than one
+    then = store.facts_of_few_subjects(["FAILED"], max_subjects=2, as_of=before, limit=5)
+    assert sorted(f.subject for f in then["FAILED"]) == ["Valve_3", "Valve_8"]

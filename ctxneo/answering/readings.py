@@ -245,12 +245,14 @@ class Walker:
         ]
         if not wanted:
             return
-        found = self.store.facts_with_predicates(wanted, as_of=self.as_of, limit=DESCRIBED_FACTS)
+        # A relation of many subjects does not single one out: the store returns
+        # nothing for one that holds for more than DESCRIBED_SUBJECTS.
+        found = self.store.facts_of_few_subjects(
+            wanted, max_subjects=DESCRIBED_SUBJECTS, as_of=self.as_of, limit=DESCRIBED_FACTS
+        )
         for predicate in wanted:
             facts = found[predicate]
             subjects = {f.subject for f in facts}
-            if len(subjects) > DESCRIBED_SUBJECTS:
-                continue  # a relation of many subjects does not single one out
             for f in sorted(facts, key=lambda f: f.seq):
                 if f.subject in named:
                     continue  # walked from already, as a named anchor

@@ -230,11 +230,26 @@ class Store(ABC):
     ) -> list[Fact]:
         """Facts with this predicate, current (or at ``as_of``), newest first."""
 
-    def facts_with_predicates(
-        self, predicates: Sequence[str], *, as_of: int | None = None, limit: int = MAX_NEIGHBOURS
+    def facts_of_few_subjects(
+        self,
+        predicates: Sequence[str],
+        *,
+        max_subjects: int,
+        as_of: int | None = None,
+        limit: int = MAX_NEIGHBOURS,
     ) -> dict[str, list[Fact]]:
-        """:meth:`facts_with_predicate` of each predicate (one round trip on a remote store)."""
-        return {p: self.facts_with_predicate(p, as_of=as_of, limit=limit) for p in predicates}
+        """For each predicate that holds (now, or at ``as_of``) for at most
+        ``max_subjects`` subjects, its newest ``limit`` facts; ``[]`` for one that holds
+        for more. One round trip on a remote store, and work bounded by
+        ``max_subjects`` for a widespread relation: a question that names a relation
+        of a few subjects ("the valve that failed the test") finds them this way.
+        """
+        out: dict[str, list[Fact]] = {}
+        for predicate in predicates:
+            facts = self.facts_with_predicate(predicate, as_of=as_of, limit=2**31)
+            few = len({f.subject for f in facts}) <= max_subjects
+            out[predicate] = facts[:limit] if few else []
+        return out
 
     @abstractmethod
     def history(self, subject: str, predicate: str | None = None) -> list[Fact]:

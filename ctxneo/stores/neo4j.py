@@ -352,16 +352,21 @@ class Neo4jStore(Store):
     def _read(self, name: str, **params: Any) -> list[Any]:
         """One read round trip, routed to a reader; retried on a lost connection until
         the time limit."""
+        return self._read_text(name, cypher.load(name), **params)
+
+    def _read_text(self, name: str, statement: str, /, **params: Any) -> list[Any]:
+        """:meth:`_read` of a statement built from ``name``'s file (positional-only: a
+        statement's parameters include ``$query``)."""
         from neo4j.exceptions import DriverError, Neo4jError
 
         self.reads += 1
-        query, values = cypher.load(name), {"ns": self.namespace, **params}
+        values = {"ns": self.namespace, **params}
         deadline = time.monotonic() + self.timeout
         delays = _backoff()
         while True:
             session = self._reader()
             try:
-                return list(session.run(query, values))
+                return list(session.run(statement, values))
             except (DriverError, Neo4jError) as e:
                 self._local.reader = None
                 if isinstance(e, Neo4jError) and not e.is_retryable():
@@ -854,14 +859,28 @@ class Neo4jStore(Store):
         )
         return [_fact(r) for r in rows]
 
-    def facts_with_predicates(
-        self, predicates: Sequence[str], *, as_of: int | None = None, limit: int = MAX_NEIGHBOURS
+    def facts_of_few_subjects(
+        self,
+        predicates: Sequence[str],
+        *,
+        max_subjects: int,
+        as_of: int | None = None,
+        limit: int = MAX_NEIGHBOURS,
     ) -> dict[str, list[Fact]]:
-        wanted = [check_predicate(p) for p in predicates]
+        wanted = list(dict.fromkeys(check_predicate(p) for p in predicates))
         out: dict[str, list[Fact]] = {p: [] for p in wanted}
         if wanted:
-            for r in self._read(
-                "facts_with_predicates", predicates=wanted, as_of=as_of, limit=limit
+            # The relationship type is written into the text (a validated identifier):
+            # a dynamic type $(...) cannot use the type scan, and reads every fact.
+            statement = "\nUNION ALL\n".join(
+                cypher.with_type("facts_of_few_subjects", p) for p in wanted
+            )
+            for r in self._read_text(
+                "facts_of_few_subjects",
+                statement,
+                max_subjects=max_subjects,
+                as_of=as_of,
+                limit=limit,
             ):
                 out[r["p"]].append(_fact(r))
         return out

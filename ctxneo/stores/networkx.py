@@ -839,6 +839,35 @@ class NetworkXStore(Store):
         return self._pick(newest, closed, limit)
 
     @_locked
+    def facts_of_few_subjects(
+        self,
+        predicates: Sequence[str],
+        *,
+        max_subjects: int,
+        as_of: int | None = None,
+        limit: int = MAX_NEIGHBOURS,
+    ) -> dict[str, list[Fact]]:
+        self._sync()
+        out: dict[str, list[Fact]] = {}
+        for predicate in map(check_predicate, predicates):
+            if as_of is None:
+                live = self.current_by_predicate.get(predicate, {})
+                facts: Iterable[Fact] = reversed(live.values())
+            else:
+                facts = self.facts_with_predicate(predicate, as_of=as_of, limit=2**31)
+            subjects: set[str] = set()
+            newest: list[Fact] = []
+            for f in facts:  # newest first; stop at the subject one too many
+                subjects.add(f.subject)
+                if len(subjects) > max_subjects:
+                    newest = []
+                    break
+                if len(newest) < limit:
+                    newest.append(f)
+            out[predicate] = newest
+        return out
+
+    @_locked
     def history(self, subject: str, predicate: str | None = None) -> list[Fact]:
         check_text(subject, "subject")
         if predicate is not None:
