@@ -43,10 +43,22 @@ def query_types(summary: Sequence[dict[str, Any]]) -> list[str]:
     return [t for t in TYPE_ORDER if t in seen] + sorted(seen - set(TYPE_ORDER))
 
 
+class _PlainConsole(Console):
+    """A console for a file or a pipe: tables as aligned rows, without box drawing
+    (which a log, a diff or a grep reads as noise)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        for thing in objects:
+            if isinstance(thing, Table):
+                thing.box = None
+        super().print(*objects, **kwargs)
+
+
 def console() -> Console:
-    """A console for tables: the terminal's width, or a wide one when piped to a file."""
+    """A console for tables: the terminal's width with boxes, or a wide one without
+    them when piped to a file."""
     wide = Console()
-    return wide if wide.is_terminal else Console(width=160)
+    return wide if wide.is_terminal else _PlainConsole(width=160)
 
 
 def summary_table(summary: Sequence[dict[str, Any]], title: str = "") -> Table:

@@ -110,6 +110,13 @@ def test_markdown_prints_false_answers_evidence_recall_and_calibration(
     assert "| threshold | answered | accuracy of answered |" in out
 
 
+def test_tables_written_to_a_file_are_rows_without_box_drawing() -> None:
+    result = CliRunner().invoke(main, ["bench", "--arch", "raw", "--no-unanswerable", "--silent"])
+    assert result.exit_code == 0, result.output
+    assert "raw dump" in result.stdout
+    assert not set(result.stdout) & set("┃━│─┏┓┗┛┡┩└┘├┤"), result.stdout[:400]
+
+
 def test_only_the_chosen_architectures_run() -> None:
     doc = bench("--arch", "graph")
     assert {q["architecture"] for q in doc["queries"]} == {"graph"}

@@ -253,7 +253,7 @@ def test_clear_asks_first_and_deletes_only_when_told(tmp_path: Path) -> None:
     assert "nothing deleted" in result.stderr
     assert json.loads(run("stats", "--store", store, "--json").output)["facts"] == 1
     assert run("clear", "--store", store, input="y\n").stdout == (
-        f"cleared the journal {store} (1 facts)\n"
+        f"cleared the journal {store} (1 fact)\n"
     )
     run("remember", "A", "OWNED_BY", "C", "--store", store)
     run("clear", "--yes", "--store", store)

@@ -345,7 +345,8 @@ def clear(yes: bool, **store: Any) -> None:
             if not confirmed:
                 raise CommandError(f"nothing deleted (answer y, or pass --yes): {where}")
         memory.clear()
-    click.echo(f"cleared {where} ({held['facts']} facts)")
+    count = held["facts"]
+    click.echo(f"cleared {where} ({count} fact{'' if count == 1 else 's'})")
 
 
 @click.command()
