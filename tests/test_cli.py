@@ -543,3 +543,13 @@ def test_bench_workers_import_the_installed_ctxneo_from_a_checkout_root(tmp_path
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout)["rows"][0]["facts"] > 0
+
+
+def test_a_bad_setting_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTXNEO_FSYNC", "bogus")
+    result = CliRunner().invoke(
+        main, ["remember", "A", "OWNED_BY", "B", "--store", str(tmp_path / "m.jsonl")]
+    )
+    assert result.exit_code == 2
+    assert "CTXNEO_FSYNC='bogus' is not an fsync policy" in result.stderr
+    assert not (tmp_path / "m.jsonl").exists()

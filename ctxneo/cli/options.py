@@ -236,8 +236,9 @@ def emit_json(doc: object) -> None:
 def friendly_errors(f: F) -> F:
     """Turn ctxneo's own errors into one line on stderr and a documented exit code.
 
-    ``ScenarioError`` (a malformed input file) exits with 2 like a usage
-    error; any other ``CtxneoError`` or an OS error on a named file with 1.
+    ``ScenarioError`` (a malformed input file) and ``ConfigError`` (a setting
+    such as ``CTXNEO_FSYNC=bogus``) exit with 2 like a usage error; any other
+    ``CtxneoError`` or an OS error on a named file with 1.
     Messages never show a password written into a URI.
     """
 
@@ -245,7 +246,7 @@ def friendly_errors(f: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return f(*args, **kwargs)
-        except ScenarioError as e:
+        except (ScenarioError, ConfigError) as e:
             raise CommandError(str(e), EXIT_USAGE) from e
         except CtxneoError as e:
             raise CommandError(str(e)) from e
