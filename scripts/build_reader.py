@@ -391,7 +391,9 @@ def metaqa_groups(
     return groups
 
 
-TREES = 200
+# Chosen by out-of-fold top-1 over the corpus's domain folds (each fold ranked by a
+# ranker fitted on the others): 200 trees of 24 leaves 78.6%, these 80.4%.
+TREES = 600
 
 
 def fit_ranker(everything: Sequence[Asked], quiet: bool = False) -> Trees:
@@ -406,9 +408,9 @@ def fit_ranker(everything: Sequence[Asked], quiet: bool = False) -> Trees:
         "objective": "lambdarank",
         "metric": "ndcg",
         "ndcg_eval_at": [1],
-        "learning_rate": 0.05,
-        "num_leaves": 24,
-        "max_depth": 6,
+        "learning_rate": 0.03,
+        "num_leaves": 31,
+        "max_depth": 8,
         "min_data_in_leaf": 20,
         "feature_fraction": 0.9,
         "bagging_fraction": 0.9,
