@@ -17,9 +17,10 @@ fixed seeds and one thread, so a rebuild gives the same file:
    need facts of one predicate, against that predicate, among the predicates
    around them);
 4. **ranker**: LightGBM lambdarank over every candidate reading of every
-   answerable training question (and MetaQA dev questions 650-999 of each hop),
-   a reading being right when its answer is exactly the ground truth (no value
-   more, the form asked) and better when its evidence holds the facts needed;
+   answerable training question (and MetaQA dev questions 825-999 of each hop;
+   650-824 fit the linker), a reading being right when its answer is exactly the
+   ground truth (no value more, the form asked) and better when its evidence
+   holds the facts needed;
 5. **answering and confidence**: boosted trees that say whether the best reading
    is right, fitted on the corpus's questions and their unanswerable variants as
    read out of fold (each fold ranked by a ranker that never saw it), then an
@@ -51,6 +52,7 @@ from ctxneo.bench.variants import unanswerable_variant
 from ctxneo.answering import features as feats
 from ctxneo.answering.forms import FORM_OF_LABEL, FORMS, FormModel, cue_words
 from ctxneo.answering.learned import CONFIDENCE_INPUTS, Confidence, ReaderModel, Trees
+from ctxneo.answering.lexicon import Lexicon
 from ctxneo.answering.linking import Linker, candidates
 from ctxneo.answering.match import Association, Matcher, predicate_stems
 from ctxneo.answering.question import lookup_keys, read_question
@@ -73,6 +75,11 @@ SEED = 16
 METAQA = ROOT.parent / "shared" / "metaqa"
 #: MetaQA dev-sample questions fitted on, per hop (0-499 are reported, 500-649 kept apart).
 METAQA_FIT = range(650, 1000)
+#: The shipped groups of related words, as every Memory answers with them (a user's
+#: CTXNEO_LEXICON is theirs, never the model's).
+LEXICON = Lexicon(
+    (ROOT / "ctxneo" / "data" / "related_words.txt").read_text(encoding="utf-8").splitlines()
+)
 
 
 def say(message: str) -> None:
@@ -258,7 +265,7 @@ def fit_association(
             a for a in candidates(q, hits, meaning, linker, turn.speaker) if a.entity in named
         ]
         taken = {p for a in anchors for p in a.positions}
-        matcher = Matcher(q, meaning, None)
+        matcher = Matcher(q, meaning, None, LEXICON)
         words = [q.words[p] for p in matcher.positions if p not in taken]
         around = {f.predicate for f in memory.store.facts_of(sorted(named), limit=100)} | gold
         # A chain's words speak of several relations: each word is paired with the needed
@@ -268,7 +275,7 @@ def fit_association(
             needed = predicate in gold
             for _, ps in predicate_stems(predicate):
                 for t in words:
-                    if needed and owner[t.stem] not in (None, predicate):
+                    if needed and owner[t.stem] != predicate:
                         continue
                     (pos if needed else neg)[(t.stem, ps)] += 1
 
@@ -289,7 +296,8 @@ def fit_association(
 
 
 def _likeliest(t: Token, gold: Sequence[str], matcher: Matcher) -> str | None:
-    """The one needed predicate a question word is clearly most like (None: no telling)."""
+    """The one needed predicate a question word is clearly most like (None: no telling,
+    and the word is paired with no needed predicate)."""
     if len(gold) == 1:
         return gold[0]
     scores = sorted(
@@ -297,7 +305,7 @@ def _likeliest(t: Token, gold: Sequence[str], matcher: Matcher) -> str | None:
         for p in gold
     )
     (second, _), (best, predicate) = scores[-2], scores[-1]
-    return predicate if best >= 0.3 and best - second >= 0.1 else "(none)"
+    return predicate if best >= 0.3 and best - second >= 0.1 else None
 
 
 # -- 4. ranker -----------------------------------------------------------------------------
@@ -375,7 +383,7 @@ def metaqa_questions(path: Path, wanted: range) -> list[kgqa.KGQuestion]:
 def metaqa_groups(
     memory: Memory, questions: Sequence[kgqa.KGQuestion], model: ReaderModel
 ) -> list[Asked]:
-    reader = Reader(memory.store, WordVectors.default(), model)
+    reader = Reader(memory.store, WordVectors.default(), model, LEXICON)
     groups: list[Asked] = []
     for q in questions:
         r = reader.read(kgqa.words_only(q.question))
@@ -565,7 +573,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"fold {k + 1}/{FOLDS}: parts fitted on {len(rest)} scenarios")
         part = fit_parts(rest, meaning, kg)
         folds.append(
-            read_scenarios(held, lambda m, part=part: Reader(m.store, meaning, part), variants=True)
+            read_scenarios(
+                held, lambda m, part=part: Reader(m.store, meaning, part, LEXICON), variants=True
+            )
         )
     say("the parts, fitted on the whole corpus:")
     model = fit_parts(train, meaning, kg)
@@ -589,7 +599,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     model = ReaderModel(forms, linker, association, trees)
     calibration = read_scenarios(
         load_suite(args.calibration),
-        lambda m: Reader(m.store, meaning, model),
+        lambda m: Reader(m.store, meaning, model, LEXICON),
         variants=True,
     )
     cal = [top_inputs(g, trees.predict(np.asarray(g.rows))) for g in calibration]

@@ -9,9 +9,10 @@ dev questions, with fixed seeds; answering needs only numpy to read it:
 - the association table (:class:`~ctxneo.answering.match.Association`);
 - the ranker: gradient-boosted trees fitted with LightGBM's lambdarank, stored as
   flat arrays and evaluated here for all readings of a question at once;
-- the confidence model: a logistic model over the best reading's features and its
-  margin over the next, with an isotonic map on top, fitted on calibration sets
-  (with their unanswerable variants) kept apart from the ranker's corpus.
+- the confidence model: boosted trees over the best reading's features, score and
+  margin over the next, fitted on the training corpus's questions and their
+  unanswerable variants as read out of fold, with an isotonic map on top fitted on
+  the calibration sets (and their variants), kept apart from every other fit.
 """
 
 from __future__ import annotations
@@ -229,7 +230,6 @@ class ReaderModel:
         except (OSError, ValueError, KeyError) as e:
             raise ConfigError(f"cannot read the reader model {path}: {e}") from e
 
-    _default: ReaderModel | None = None
     _lock = threading.Lock()
 
     @classmethod

@@ -65,6 +65,7 @@ from ctxneo.model import (
 from ctxneo.stores.base import (
     MAX_CANDIDATES,
     MAX_NEIGHBOURS,
+    SAID_POSTING,
     EntityHit,
     MemoryImage,
     Store,
@@ -686,6 +687,16 @@ class NetworkXStore(Store):
 
     # -- reads --------------------------------------------------------------------------
 
+    def _said_postings(self, keys: Sequence[str]) -> dict[str, list[str]]:
+        """The entities each stem was said of: at most one more than
+        :func:`~ctxneo.stores.base.with_said` keeps, which tells it the stem is too
+        common, so a stem said of half the memory costs no more than a rare one."""
+        return {
+            key: list(itertools.islice(p, SAID_POSTING + 1))
+            for key in set(keys)
+            if (p := self.said.get(key))
+        }
+
     @_locked
     def find_entities(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> list[EntityHit]:
         """Rank like a search engine: rare stems weigh more (idf); only the rarer
@@ -694,7 +705,7 @@ class NetworkXStore(Store):
         self._sync()
         postings = [p for key in set(keys) if (p := self.postings.get(key))]
         if not postings:
-            said = {key: list(p) for key in set(keys) if (p := self.said.get(key))}
+            said = self._said_postings(keys)
             return with_said([], said, self._aliases)
         postings.sort(key=len)
         total = max(1, self.graph.number_of_nodes())
@@ -712,7 +723,7 @@ class NetworkXStore(Store):
                 weights[name].append(w)
         # Best first, then by name (names are unique): sorted as plain tuples, no key.
         best = sorted([(-sum(ws), name) for name, ws in weights.items()])[:limit]
-        said = {key: list(p) for key in set(keys) if (p := self.said.get(key))}
+        said = self._said_postings(keys)
         return with_said(
             [EntityHit(name, tuple(self._aliases.get(name, ()))) for _, name in best],
             said,
