@@ -52,7 +52,6 @@ from ctxneo.bench.variants import unanswerable_variant
 from ctxneo.answering import features as feats
 from ctxneo.answering.forms import FORM_OF_LABEL, FORMS, FormModel, cue_words
 from ctxneo.answering.learned import CONFIDENCE_INPUTS, Confidence, ReaderModel, Trees
-from ctxneo.answering.lexicon import Lexicon
 from ctxneo.answering.linking import Linker, candidates
 from ctxneo.answering.match import Association, Matcher, predicate_stems
 from ctxneo.answering.question import lookup_keys, read_question
@@ -75,11 +74,6 @@ SEED = 16
 METAQA = ROOT.parent / "shared" / "metaqa"
 #: MetaQA dev-sample questions fitted on, per hop (0-499 are reported, 500-649 kept apart).
 METAQA_FIT = range(650, 1000)
-#: The shipped groups of related words, as every Memory answers with them (a user's
-#: CTXNEO_LEXICON is theirs, never the model's).
-LEXICON = Lexicon(
-    (ROOT / "ctxneo" / "data" / "related_words.txt").read_text(encoding="utf-8").splitlines()
-)
 
 
 def say(message: str) -> None:
@@ -265,7 +259,7 @@ def fit_association(
             a for a in candidates(q, hits, meaning, linker, turn.speaker) if a.entity in named
         ]
         taken = {p for a in anchors for p in a.positions}
-        matcher = Matcher(q, meaning, None, LEXICON)
+        matcher = Matcher(q, meaning, None)
         words = [q.words[p] for p in matcher.positions if p not in taken]
         around = {f.predicate for f in memory.store.facts_of(sorted(named), limit=100)} | gold
         # A chain's words speak of several relations: each word is paired with the needed
@@ -383,7 +377,7 @@ def metaqa_questions(path: Path, wanted: range) -> list[kgqa.KGQuestion]:
 def metaqa_groups(
     memory: Memory, questions: Sequence[kgqa.KGQuestion], model: ReaderModel
 ) -> list[Asked]:
-    reader = Reader(memory.store, WordVectors.default(), model, LEXICON)
+    reader = Reader(memory.store, WordVectors.default(), model)
     groups: list[Asked] = []
     for q in questions:
         r = reader.read(kgqa.words_only(q.question))
@@ -573,9 +567,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"fold {k + 1}/{FOLDS}: parts fitted on {len(rest)} scenarios")
         part = fit_parts(rest, meaning, kg)
         folds.append(
-            read_scenarios(
-                held, lambda m, part=part: Reader(m.store, meaning, part, LEXICON), variants=True
-            )
+            read_scenarios(held, lambda m, part=part: Reader(m.store, meaning, part), variants=True)
         )
     say("the parts, fitted on the whole corpus:")
     model = fit_parts(train, meaning, kg)
@@ -599,7 +591,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     model = ReaderModel(forms, linker, association, trees)
     calibration = read_scenarios(
         load_suite(args.calibration),
-        lambda m: Reader(m.store, meaning, model, LEXICON),
+        lambda m: Reader(m.store, meaning, model),
         variants=True,
     )
     cal = [top_inputs(g, trees.predict(np.asarray(g.rows))) for g in calibration]
