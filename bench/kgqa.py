@@ -22,6 +22,7 @@ that reaches most of them, written as a SPARQL property path
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import statistics
@@ -30,7 +31,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ctxneo.bench.harness import percentile
 
@@ -86,9 +87,17 @@ class KGRecord:
 # -- reading the files -----------------------------------------------------------------
 
 
+def _open_text(path: Path) -> TextIO:
+    """A data file as text: a byte-order mark is not part of a name, and a ``.gz``
+    file is read as the text it holds."""
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8-sig")
+    return path.open(encoding="utf-8-sig")
+
+
 def _lines(path: Path) -> Iterable[tuple[int, str]]:
     try:
-        with path.open(encoding="utf-8-sig") as f:  # a byte-order mark is not part of a name
+        with _open_text(path) as f:
             for number, line in enumerate(f, 1):
                 line = line.rstrip("\r\n")
                 if line.strip():

@@ -1,7 +1,7 @@
 """Rebuild the reader's fitted parts, ``ctxneo/data/reader.json``, from the repository's data.
 
     pip install '.[train]'
-    python scripts/build_reader.py                 # train/, calibration/, MetaQA dev
+    python scripts/build_reader.py             # train/ (MetaQA in train/metaqa/), calibration/
     python scripts/build_reader.py --out /tmp/r.json --no-metaqa
 
 Five parts, fitted in order (each later part reads with the earlier ones), with
@@ -71,9 +71,12 @@ from ctxneo.text import Token
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 16
-METAQA = ROOT.parent / "shared" / "metaqa"
-#: MetaQA dev-sample questions fitted on, per hop (0-499 are reported, 500-649 kept apart).
-METAQA_FIT = range(650, 1000)
+#: MetaQA (CC BY 3.0; see train/metaqa/NOTICE): its knowledge base, and the dev-sample
+#: questions fitted on, 650-999 of each hop (0-499 are reported, 500-649 kept apart).
+METAQA = ROOT / "train" / "metaqa"
+METAQA_KB = "kb_reconstructed.txt.gz"
+METAQA_QUESTIONS = "dev_650_999.jsonl"
+METAQA_FIT = range(0, 350)  # the file's questions of each hop: all of them
 
 
 def say(message: str) -> None:
@@ -531,7 +534,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--metaqa",
         default=str(METAQA),
-        help="folder with kb_reconstructed.txt and dev_sample.jsonl",
+        help=f"folder with {METAQA_KB} and {METAQA_QUESTIONS}",
     )
     ap.add_argument("--no-metaqa", action="store_true")
     ap.add_argument("--out", default=str(ROOT / "ctxneo" / "data" / "reader.json"))
@@ -544,11 +547,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(f"training corpus: {len(train)} scenarios")
     metaqa = Path(args.metaqa)
     kg = None
-    if not args.no_metaqa and (metaqa / "kb_reconstructed.txt").exists():
-        questions = metaqa_questions(metaqa / "dev_sample.jsonl", METAQA_FIT)
+    if not args.no_metaqa:
+        questions = metaqa_questions(metaqa / METAQA_QUESTIONS, METAQA_FIT)
         half = len(METAQA_FIT) // 2
         kg = KG(
-            metaqa_memory(metaqa / "kb_reconstructed.txt"),
+            metaqa_memory(metaqa / METAQA_KB),
             [q for i, q in enumerate(questions) if i % len(METAQA_FIT) < half],
             [q for i, q in enumerate(questions) if i % len(METAQA_FIT) >= half],
         )
