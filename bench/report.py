@@ -58,7 +58,7 @@ def console() -> Console:
     """A console for tables: the terminal's width with boxes, or a wide one without
     them when piped to a file."""
     wide = Console()
-    return wide if wide.is_terminal else _PlainConsole(width=160)
+    return wide if wide.is_terminal else _PlainConsole(width=240)
 
 
 def summary_table(summary: Sequence[dict[str, Any]], title: str = "") -> Table:
