@@ -28,6 +28,19 @@ from ctxneo.text import is_identifier
 CANDIDATE_FORMS = ("value", "count", "none", "earlier", "speaker", "yesno")
 WH = ("who", "whom", "whose", "what", "which", "where", "when", "how", "howmany", "howmuch")
 
+#: What a reading's values look like (:func:`value_kind`, in this order).
+_VALUE_FEATURES = (
+    "v_date",
+    "v_amount",
+    "v_duration",
+    "v_measure",
+    "v_person",
+    "v_identifier",
+    "v_digit",
+    "v_lower",
+    "v_named",
+)
+
 FEATURES: tuple[str, ...] = (
     # the anchor
     "anchor_p",
@@ -72,15 +85,7 @@ FEATURES: tuple[str, ...] = (
     "unexplained",
     "wh_assoc",
     # the values
-    "v_date",
-    "v_amount",
-    "v_duration",
-    "v_measure",
-    "v_person",
-    "v_identifier",
-    "v_digit",
-    "v_lower",
-    "v_named",
+    *_VALUE_FEATURES,
     "type_value",
     "type_predicate",
     "type_said",
@@ -366,17 +371,6 @@ def value_kind(v: str) -> tuple[float, ...]:
     )
 
 
-_VALUE_FEATURES = (
-    "v_date",
-    "v_amount",
-    "v_duration",
-    "v_measure",
-    "v_person",
-    "v_identifier",
-    "v_digit",
-    "v_lower",
-    "v_named",
-)
 _FIRST_PERSON = LINK_FEATURES.index("first_person")
 
 

@@ -25,7 +25,7 @@ from functools import lru_cache
 from ctxneo.answering.lexicon import Lexicon
 from ctxneo.answering.question import Question
 from ctxneo.meaning import Meaning
-from ctxneo.text import STOPWORDS, name_stems, split_words, stem
+from ctxneo.text import STOPWORDS, name_stems, split_words
 
 #: Question words that say nothing of which relation is asked.
 FILLER = frozenset(
@@ -146,12 +146,3 @@ class Matcher:
             s = max(lex.get(pos, 0.0), vec.get(pos, 0.0), min(1.0, assoc.get(pos, 0.0) / 3.0))
             best = max(best, s)
         return best
-
-
-def stems_of(text: str) -> frozenset[str]:
-    """The stems of a name's words (function words kept only when nothing else is there)."""
-    return frozenset(s for _, s in predicate_stems(text))
-
-
-def question_stems(q: Question) -> frozenset[str]:
-    return frozenset(stem(t.word) for t in q.words if not t.stop)

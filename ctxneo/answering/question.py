@@ -4,9 +4,8 @@ Cues are general rules over words: history ("originally", "before it
 changed"), provenance ("who set it"), a count ("how many"), the shape of the
 value asked for ("when" -> a date), the kind of answer ("which *team*"), and
 siblings ("the same director as", "co-starred with"). Words that belong to a
-linked name are not cues: "Before Midnight" is a film, not a history question,
-so the question is read again with those positions masked once entities are
-linked.
+linked name are not cues: "Before Midnight" is a film, not a history question
+(``read_question(text, masked=...)`` reads it with those positions masked).
 """
 
 from __future__ import annotations
@@ -46,20 +45,6 @@ _CHANGE = {
         "revise revised reassign reassigned reclassify reclassified"
     ).split()
 }
-#: Verbs of saying and deciding: "who *set* X" may ask who stated a fact.
-STATED = {
-    stem(w)
-    for w in (
-        "decide decision set say state flag log choose change confirm determine note propose "
-        "announce record mention suggest detect identify find trace specify configure establish "
-        "raise update "
-        "make call pick report notice spot discover bump lower drop reclassify revise move switch "
-        "escalate downgrade upgrade approve sign rate assess classify mark label estimate measure "
-        "negotiate agree settle fix finalize finalise add remove create open close put write "
-        "diagnose catch notice observe see warn alert confirm verify check log enter float pitch "
-        "lock sign"
-    ).split()
-}
 _WH = {"who", "whom", "whose", "what", "which", "where", "when", "why", "how"}
 #: "which agent": the asker wants whoever stated a fact.
 _ASKS_FOR_SPEAKER = {stem(w) for w in "agent speaker".split()}
@@ -86,14 +71,6 @@ _SHAPE_WORDS = {
 #: Words saying the answer shares something with the named entity: "the *same* director
 #: as", "*share* actors with", "*co*-starred", "acted *together*", "*also* directed".
 _SIBLING = {stem(w) for w in "same share shares shared also together alongside fellow".split()}
-_SIBLING_WORDS = {"other", "co"}
-#: Words of conversation, not of the question's content: leaving them unexplained is no doubt.
-FILLER = frozenset(
-    """please tell remind know say sorry hey hi thanks thank quick question actually exactly
-    really again right ok okay just still anyway currently latest news update moment point
-    think mean like need want wondering wonder remember recall check confirm guess happen
-    going get got give look see find final finally today these days things stand""".split()
-)
 _CO_PREFIX = re.compile(r"\bco-\w", re.IGNORECASE)  # "co-starred", "co-wrote"
 _MASK = "\x00"
 
@@ -123,20 +100,6 @@ class Question:
     @property
     def sibling(self) -> bool:
         return bool(self.sibling_positions)
-
-    @property
-    def asks_person(self) -> bool:
-        """ "who", "whom", "which person": the answer is a person."""
-        if self.wh is not None and self.wh.word in {"who", "whom"}:
-            return True
-        return any(self.words[p].stem in PERSON_NOUNS for p in self.type_positions)
-
-    def masking(self, positions: Iterable[int]) -> Question:
-        """This question read again with ``positions`` (a linked name's words) never cues."""
-        masked = frozenset(positions)
-        if masked <= self.masked:
-            return self
-        return read_question(self.text, masked=self.masked | masked)
 
 
 @lru_cache(maxsize=256)

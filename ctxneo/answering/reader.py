@@ -31,7 +31,7 @@ from ctxneo.answering.forms import FORMS
 from ctxneo.answering.learned import ReaderModel
 from ctxneo.answering.lexicon import Lexicon
 from ctxneo.answering.linking import LINK_FEATURES, Anchor, candidates
-from ctxneo.answering.match import Matcher, predicate_stems
+from ctxneo.answering.match import Matcher
 from ctxneo.answering.question import Question, lookup_keys, read_question
 from ctxneo.answering.readings import Candidate, Walker, intersections, nones, readings
 from ctxneo.meaning import Meaning, WordVectors
@@ -409,7 +409,3 @@ def compose_context(
         sent[fact.seq] = fact
         lines.append(line)
     return "\n".join(lines), tuple(sent.values())
-
-
-def predicate_words(predicate: str) -> tuple[str, ...]:
-    return tuple(w for w, _ in predicate_stems(predicate))

@@ -49,12 +49,6 @@ def only_a_measure(value: str) -> bool:
     return not re.search(r"[^\W\d_]{2,}", rest) and rest != value
 
 
-def measure_word(word: str) -> bool:
-    """Whether a word names a measure of time or quantity: a month or day, or a unit
-    ("month", "shift", "week", "hour")."""
-    return has_shape(word, "date") or has_shape(f"1 {word}", "duration")
-
-
 def person_like(name: str) -> bool:
     """Whether a name could answer "who": a handle or a short proper name, not a phrase,
     a quantity or a code ("15 minutes", "late delivery", "S14", "INV-2")."""

@@ -31,6 +31,7 @@ from ctxneo.cli.options import (
     friendly_errors,
     json_option,
     markdown_option,
+    min_confidence_option,
     neo4j_options,
     plot_option,
     silent_option,
@@ -124,12 +125,9 @@ def progress_bar(silent: bool) -> Progress:
     help="Also ask every graded query of its unanswerable variant (the facts it needs unsaid) "
     "and report the false-answer rate.",
 )
-@click.option(
-    "--min-confidence",
-    type=click.FloatRange(0.0, 1.0),
-    default=None,
-    help="Passed to the context graph: answer only at or above this confidence "
-    "(default: the answerer's own).",
+@min_confidence_option(
+    "Passed to the context graph: answer only at or above this confidence "
+    "(default: the answerer's own)."
 )
 @click.option("--details", is_flag=True, help="Also print every query's answer.")
 @click.option(
@@ -423,12 +421,9 @@ def _hops(value: str | None) -> list[int] | None:
     is_flag=True,
     help="Also pass the bracketed topic entity as ask(topic=...) (reported as its own mode).",
 )
-@click.option(
-    "--min-confidence",
-    type=click.FloatRange(0.0, 1.0),
-    default=None,
-    help="Passed to every ask: answer only at or above this confidence (default: the "
-    "answerer's own; 0 answers every question, as Hits@1 is usually reported).",
+@min_confidence_option(
+    "Passed to every ask: answer only at or above this confidence (default: the "
+    "answerer's own; 0 answers every question, as Hits@1 is usually reported)."
 )
 @markdown_option
 @silent_option

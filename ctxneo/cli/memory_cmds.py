@@ -15,6 +15,7 @@ from ctxneo.cli.options import (
     json_option,
     memory_from,
     memory_location,
+    min_confidence_option,
     store_options,
 )
 from ctxneo.cli.tables import print_table
@@ -156,11 +157,7 @@ def remember(
     show_default=True,
     help="Show this many readings of the question, best first.",
 )
-@click.option(
-    "--min-confidence",
-    type=click.FloatRange(0.0, 1.0),
-    help="Answer UNKNOWN below this confidence. [default: the answerer's]",
-)
+@min_confidence_option("Answer UNKNOWN below this confidence. [default: the answerer's]")
 @click.option(
     "--max-tokens",
     type=click.IntRange(min=1),

@@ -22,6 +22,14 @@ silent_option = click.option("--silent", is_flag=True, help="No progress on stde
 markdown_option = click.option("--markdown", is_flag=True, help="Print the table as Markdown.")
 
 
+def min_confidence_option(help: str) -> Callable[[F], F]:
+    """``--min-confidence``, a confidence in [0, 1] passed to ``ask`` (None: the
+    answerer's own threshold), with what it does in this command."""
+    return click.option(
+        "--min-confidence", type=click.FloatRange(0.0, 1.0), default=None, help=help
+    )
+
+
 def plot_option(what: str) -> Callable[[F], F]:
     """``--plot FILE`` and ``--force``; the command calls :func:`check_plot` before it runs."""
 
