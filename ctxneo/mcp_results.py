@@ -16,21 +16,22 @@ from ctxneo.model import Answer, Fact, Reading, render_values
 
 
 class FactOut(BaseModel):
-    """One stored fact, with where it came from and when it held."""
+    """A stored fact. seq: the write that stored it; valid_from / valid_to: the writes
+    from which it held and that superseded or retracted it (valid_to null while
+    current); speaker and turn: who stated it and when; fact_id: the caller's id."""
 
+    # One docstring instead of a description per field: this model is repeated in
+    # every tool's output schema, and the tool list is read into agents' contexts.
     subject: str
     predicate: str
     object: str
-    seq: int = Field(description="The sequence number of the write that stored it.")
-    valid_from: int = Field(description="The sequence number from which it held.")
-    valid_to: int | None = Field(
-        description="The sequence number of the write that superseded or retracted it; "
-        "null while it is current."
-    )
-    current: bool = Field(description="Whether it holds now (valid_to is null).")
-    speaker: str | None = Field(description="Who stated it.")
-    turn: int | None = Field(description="The conversation turn at which it was stated.")
-    fact_id: str | None = Field(description="The caller's own id for it, if one was given.")
+    seq: int
+    valid_from: int
+    valid_to: int | None
+    current: bool
+    speaker: str | None
+    turn: int | None
+    fact_id: str | None
 
     @classmethod
     def of(cls, fact: Fact) -> FactOut:
@@ -70,6 +71,10 @@ class RememberResult(BaseModel):
     closed: list[FactOut] = Field(
         description="The values this write superseded; they stay in the history."
     )
+    notes: list[str] = Field(
+        description="New names that resemble names in use (see vocabulary): reuse those, "
+        "or declare an alias, so questions find every fact."
+    )
 
 
 class RememberManyResult(BaseModel):
@@ -80,6 +85,7 @@ class RememberManyResult(BaseModel):
         description="Facts that were current before this call and are now superseded by it."
     )
     closed_omitted: int = Field(description="How many more closed facts were left out.")
+    notes: list[str] = Field(description="New names that resemble names in use.")
 
 
 class ReadingOut(BaseModel):
@@ -123,7 +129,10 @@ class AskResult(BaseModel):
         description="The facts walked to the answer, with speaker, turn and seq."
     )
     evidence_omitted: int = Field(description="How many more evidence facts were left out.")
-    readings: list[ReadingOut] = Field(description="The best readings found, best first (<= k).")
+    alternatives: list[ReadingOut] = Field(
+        description="Other readings found, best first (k - 1 at most): the answer's own "
+        "reading (or the candidate's) is not repeated here."
+    )
     candidate: ReadingOut | None = Field(
         description="When UNKNOWN: the best reading that was rejected as too unsure. "
         "A guess to verify, never an answer."
@@ -147,10 +156,16 @@ class AskResult(BaseModel):
             reading=answer.reading,
             evidence=evidence,
             evidence_omitted=evidence_omitted,
-            readings=[ReadingOut.of(r, limit) for r in answer.readings],
+            alternatives=[ReadingOut.of(r, limit) for r in _alternatives(answer)],
             candidate=None if answer.candidate is None else ReadingOut.of(answer.candidate, limit),
             context=answer.context,
         )
+
+
+def _alternatives(answer: Answer) -> list[Reading]:
+    """The readings other than the one the answer (or its candidate) already shows."""
+    shown = answer.readings[0] if answer.known and answer.readings else answer.candidate
+    return [r for r in answer.readings if r != shown]
 
 
 def _bounded_answer(answer: str, values: list[str], limit: int) -> str:
@@ -184,3 +199,29 @@ class StatsResult(BaseModel):
     entities: int
     predicates: int
     last_seq: int = Field(description="The latest sequence number; use it as as_of to pin a read.")
+
+
+class PredicateOut(BaseModel):
+    """A predicate in use."""
+
+    predicate: str
+    current_facts: int
+    multi_valued: bool
+    example: str | None = Field(description="One current fact of it, as a line.")
+
+
+class VocabularyResult(BaseModel):
+    """The names a memory uses."""
+
+    predicates: list[PredicateOut] = Field(description="The most used first.")
+    predicates_omitted: int
+    multi_valued: list[str] = Field(description="Every predicate declared multi-valued.")
+    entities: list[str] = Field(description="Entity names the words found, best first.")
+    entities_more: bool = Field(description="True when more names matched than were returned.")
+
+
+class DeclareResult(BaseModel):
+    """The declarations as they now stand."""
+
+    multi_valued: list[str] = Field(description="Every predicate now declared multi-valued.")
+    aliases: dict[str, list[str]] = Field(description="Phrases by entity, for the entities named.")

@@ -15,28 +15,33 @@ appended before every read and write.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from ctxneo import __version__
 from ctxneo.errors import CtxneoError, InvalidFactError
 from ctxneo.mcp_results import (
     AskResult,
+    DeclareResult,
     FactList,
     FactOut,
+    PredicateOut,
     RememberManyResult,
     RememberResult,
     RetractResult,
     StatsResult,
     StoredFact,
+    VocabularyResult,
     bounded,
 )
+from ctxneo.mcp_schemas import closed_schema, lean_schema, strict_problems
 from ctxneo.memory import Memory
 from ctxneo.model import Fact, NewFact
 from ctxneo.text import index_keys
@@ -61,7 +66,9 @@ turn; read with ask (a question in plain words, answered from the facts with the
 evidence), facts (what touches an entity), history (every value a subject had).
 A subject and predicate hold one current value: stating a new one supersedes the
 old, which stays in the history. Use multi=true for predicates that hold many
-values (DEPENDS_ON). Predicates are identifiers like OWNED_BY. Answers may be
+values (DEPENDS_ON). Other agents name things too: call vocabulary to reuse the
+predicates and entity names in use; a write's notes say when a new name
+resembles one. Predicates are identifiers like OWNED_BY. Answers may be
 UNKNOWN with a reason; nothing is ever made up. Other agents write to the same
 memory: ask again rather than trusting what you read earlier."""
 
@@ -130,6 +137,13 @@ Limit = Annotated[
 ]
 
 
+class AliasIn(BaseModel):
+    """A phrase questions may use for an entity."""
+
+    phrase: Annotated[str, Field(description="How people name it, e.g. the pay team.")]
+    entity: Annotated[str, Field(description="The entity, exactly as stored.")]
+
+
 class FactIn(BaseModel):
     """One fact for remember_many."""
 
@@ -173,8 +187,8 @@ owns the service that checkout depends on?"), history ("What was it
 originally?") or provenance ("Who decided it?").
 
 Returns the answer with its confidence (0-1), the evidence (the facts walked,
-each with speaker, turn and seq), the best readings (up to k) and a context
-(question plus evidence as compact lines, to quote). When the memory does not
+each with speaker, turn and seq), up to k-1 alternatives (other readings) and
+a context (question plus evidence as compact lines, to quote). When the memory does not
 hold an answer it is sure of, answer is UNKNOWN and reason says why; candidate
 may offer the best rejected reading: a lead to check, not a fact.
 
@@ -207,6 +221,23 @@ facts stay in the history with valid_to set, and a later remember can state a
 value again.
 
 Returns the closed facts; when nothing current matches it is an error."""
+
+VOCABULARY = """\
+The names this memory already uses, so you reuse them instead of inventing new
+ones (OWNED_BY, not OWNER beside it): the most used predicates, each with its
+count of current facts, whether it is multi-valued and an example fact; and,
+given words, the entity names they find (words="payments" finds
+Payments_Team, Service_Payments). Call it before writing into a memory others
+share."""
+
+DECLARE = """\
+Declare how this memory reads its names, for every agent and every later
+write: multi_valued lists predicates whose values accumulate (DEPENDS_ON);
+single_valued withdraws such a declaration (later values supersede again;
+current values stay); aliases let questions name an entity by a phrase
+({"phrase": "the pay team", "entity": "Payments_Team"}).
+
+Returns the multi-valued predicates and the aliases of the entities named."""
 
 STATS = """\
 Counts for this memory: facts (current and closed), current facts, entities,
@@ -272,7 +303,7 @@ class CtxneoMCPServer(MCPServer):
             if problems:
                 raise ToolError(f"Error: invalid arguments for {name}: " + "; ".join(problems))
         try:
-            return await super().call_tool(name, arguments, context)
+            result = await super().call_tool(name, arguments, context)
         except ToolError as e:
             cause = e.__cause__
             if isinstance(cause, CtxneoError):
@@ -281,70 +312,16 @@ class CtxneoMCPServer(MCPServer):
             if isinstance(cause, ValidationError):
                 raise ToolError(f"Error: {arguments_error(name, cause)}") from cause
             raise
-
-
-# JSON types as Python sees them after decoding (a bool is not an integer here).
-_JSON_TYPES: dict[str, Callable[[object], bool]] = {
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "null": lambda v: v is None,
-    "array": lambda v: isinstance(v, list),
-    "object": lambda v: isinstance(v, dict),
-}
-
-
-def strict_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
-    """Where ``arguments`` break the tool's published schema as JSON types, not as
-    pydantic would coerce them: ``"yes"`` is not a boolean, ``"7"`` not an integer,
-    and a key the schema does not declare (a typo such as ``mutli``) is refused.
-
-    Ranges and lengths are left to the tool's own validation (one message style)."""
-    defs = schema.get("$defs", {})
-    problems: list[str] = []
-
-    def resolve(node: dict[str, Any]) -> dict[str, Any]:
-        ref = node.get("$ref", "")
-        return defs.get(ref.rsplit("/", 1)[-1], node) if ref.startswith("#/$defs/") else node
-
-    def check(node: dict[str, Any], value: object, where: str) -> None:
-        node = resolve(node)
-        options = node.get("anyOf")
-        if options is not None:
-            fits = [resolve(o) for o in options if _fits(resolve(o), value)]
-            if not fits:
-                problems.append(f"{where}: expected {_type_names(options)} (got {value!r:.80})")
-            else:
-                check(fits[0], value, where)
-            return
-        kind = node.get("type")
-        if kind is not None and not _JSON_TYPES.get(kind, lambda v: True)(value):
-            problems.append(f"{where}: expected {kind} (got {value!r:.80})")
-            return
-        if kind == "object" and isinstance(value, dict):
-            declared = node.get("properties", {})
-            for key, item in value.items():
-                if key not in declared:
-                    known = ", ".join(sorted(declared)) or "none"
-                    problems.append(f"{where}{key}: not an argument of this tool (known: {known})")
-                else:
-                    check(declared[key], item, f"{where}{key}")
-        elif kind == "array" and isinstance(value, list) and "items" in node:
-            for i, item in enumerate(value):
-                check(node["items"], item, f"{where}[{i}].")
-
-    check({**schema, "type": "object"}, arguments, "")
-    return [p.replace(".:", ":") for p in problems]
-
-
-def _fits(node: dict[str, Any], value: object) -> bool:
-    kind = node.get("type")
-    return kind is None or _JSON_TYPES.get(kind, lambda v: True)(value)
-
-
-def _type_names(options: list[dict[str, Any]]) -> str:
-    return " or ".join(str(o.get("type", "a value")) for o in options)
+        if isinstance(result, CallToolResult) and not result.is_error:
+            # A tool returns a pydantic model, which the SDK renders as indented JSON
+            # text (no outputSchema is published: see build_server). The result
+            # carries it as structured content and as the same JSON, compact.
+            (block,) = result.content
+            assert isinstance(block, TextContent)
+            result.structured_content = json.loads(block.text)
+            text = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
+            result.content = [TextContent(type="text", text=text)]
+        return result
 
 
 def arguments_error(tool: str, error: ValidationError) -> str:
@@ -378,10 +355,12 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
         multi: Multi = False,
         text: Text = None,
     ) -> RememberResult:
-        (stored,), closed = _write(
+        (stored,), closed, notes = _write(
             handle.get(), [NewFact(subject, predicate, object, speaker, turn, None, multi, text)]
         )
-        return RememberResult(stored=stored.fact, unchanged=stored.unchanged, closed=closed)
+        return RememberResult(
+            stored=stored.fact, unchanged=stored.unchanged, closed=closed, notes=notes
+        )
 
     @server.tool(
         description=REMEMBER_MANY,
@@ -393,7 +372,7 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
             Field(min_length=1, max_length=MAX_BATCH, description="The facts, in order."),
         ],
     ) -> RememberManyResult:
-        stored, closed = _write(
+        stored, closed, notes = _write(
             handle.get(),
             [
                 NewFact(f.subject, f.predicate, f.object, f.speaker, f.turn, None, f.multi, f.text)
@@ -401,7 +380,10 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
             ],
         )
         return RememberManyResult(
-            stored=stored, closed=closed[:MAX_LIMIT], closed_omitted=max(0, len(closed) - MAX_LIMIT)
+            stored=stored,
+            closed=closed[:MAX_LIMIT],
+            closed_omitted=max(0, len(closed) - MAX_LIMIT),
+            notes=notes,
         )
 
     @server.tool(description=ASK, annotations=_annotations("Ask the memory", writes=False))
@@ -517,40 +499,79 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
         counts = handle.get().stats()
         return StatsResult(memory=handle.name, **counts)
 
+    @server.tool(description=VOCABULARY, annotations=_annotations("Names in use", writes=False))
+    def vocabulary(
+        words: Annotated[
+            str | None,
+            Field(description="Words of entity names to look up; omit for predicates only."),
+        ] = None,
+        limit: Limit = DEFAULT_LIMIT,
+    ) -> VocabularyResult:
+        view = handle.get().vocabulary(words, limit=limit)
+        multi = set(view.multi_valued)
+        return VocabularyResult(
+            predicates=[
+                PredicateOut(
+                    predicate=u.predicate,
+                    current_facts=u.current,
+                    multi_valued=u.predicate in multi,
+                    example=None if u.example is None else u.example.line(),
+                )
+                for u in view.predicates
+            ],
+            predicates_omitted=view.predicates_total - len(view.predicates),
+            multi_valued=view.multi_valued,
+            entities=view.entities,
+            entities_more=view.entities_more,
+        )
+
+    @server.tool(description=DECLARE, annotations=_annotations("Declare names", writes=True))
+    def declare(
+        multi_valued: Annotated[
+            list[str] | None, Field(description="Predicates to declare multi-valued.")
+        ] = None,
+        single_valued: Annotated[
+            list[str] | None, Field(description="Predicates to make single-valued again.")
+        ] = None,
+        aliases: Annotated[
+            list[AliasIn] | None, Field(description="Phrases for entities.", max_length=MAX_BATCH)
+        ] = None,
+    ) -> DeclareResult:
+        memory = handle.get()
+        if not (multi_valued or single_valued or aliases):
+            raise InvalidFactError("nothing to declare: give multi_valued, single_valued, aliases")
+        if set(multi_valued or ()) & set(single_valued or ()):
+            raise InvalidFactError("a predicate cannot be both multi- and single-valued")
+        for alias in aliases or ():
+            _require_entity(memory, alias.entity)
+        if multi_valued:
+            memory.declare_multi_valued(*multi_valued)
+        if single_valued:
+            memory.withdraw_multi_valued(*single_valued)
+        for alias in aliases or ():
+            memory.alias(alias.phrase, alias.entity)
+        named = {a.entity for a in aliases or ()}
+        return DeclareResult(
+            multi_valued=sorted(memory.multi_valued()),
+            aliases={e: list(p) for e, p in memory.store.aliases().items() if e in named},
+        )
+
     for tool in server._tool_manager.list_tools():
-        tool.parameters = closed_schema(tool.parameters)
+        tool.parameters = lean_schema(closed_schema(tool.parameters))
+        # No outputSchema: the tool list is read into every agent's context, and the
+        # results' schemas were over half of it (the results are documented in the
+        # README and typed in ctxneo.mcp_results; call_tool still returns them as
+        # structured content).
+        tool.fn_metadata.output_schema = None
     return server
-
-
-def closed_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` with every ``$ref`` inlined and every object closed
-    (``additionalProperties: false``): what clients' strict modes require (OpenAI's
-    ``strict`` tools refuse ``$ref`` and open objects), and what :func:`strict_problems`
-    enforces anyway."""
-    defs = schema.get("$defs", {})
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, list):
-            return [walk(item) for item in node]
-        if not isinstance(node, dict):
-            return node
-        ref = node.get("$ref", "")
-        if ref.startswith("#/$defs/"):
-            rest = {k: v for k, v in node.items() if k != "$ref"}
-            return walk({**defs[ref.rsplit("/", 1)[-1]], **rest})
-        out = {k: walk(v) for k, v in node.items() if k != "$defs"}
-        if out.get("type") == "object":
-            out["additionalProperties"] = False
-        return out
-
-    return walk(schema)
 
 
 # -- helpers ---------------------------------------------------------------------------
 
 
-def _write(memory: Memory, new: list[NewFact]) -> tuple[list[StoredFact], list[FactOut]]:
-    """Write ``new`` in one batch; say which were already current and what the batch closed.
+def _write(memory: Memory, new: list[NewFact]) -> tuple[list[StoredFact], list[FactOut], list[str]]:
+    """Write ``new`` in one batch; say which were already current, what the batch closed,
+    and which new names resemble names in use.
 
     The closed facts are read back afterwards: those current before the write
     whose ``valid_to`` is the sequence number of a fact this batch created, so a
@@ -560,6 +581,7 @@ def _write(memory: Memory, new: list[NewFact]) -> tuple[list[StoredFact], list[F
     # Checked first, so a bad fact is refused before anything is read or written.
     for fact in new:
         fact.checked()
+    notes = memory.resemblances(new)
     before = {key: {f.seq for f in memory.current(*key)} for key in keys}
     written = memory.remember_many(new)
     stored: list[StoredFact] = []
@@ -577,7 +599,7 @@ def _write(memory: Memory, new: list[NewFact]) -> tuple[list[StoredFact], list[F
             closed += [
                 f for f in memory.history(*key) if f.seq in before[key] and f.valid_to in created
             ]
-    return stored, [FactOut.of(f) for f in sorted(closed, key=lambda f: f.seq)]
+    return stored, [FactOut.of(f) for f in sorted(closed, key=lambda f: f.seq)], notes
 
 
 def _require_entity(memory: Memory, name: str) -> None:

@@ -23,6 +23,7 @@ from ctxneo.model import (
 )
 from ctxneo.stores.base import Store
 from ctxneo.text import index_keys
+from ctxneo.vocabulary import VocabularyView, resemblances, vocabulary
 
 FactLike = NewFact | Mapping[str, Any] | tuple[str, str, str]
 
@@ -182,6 +183,17 @@ class Memory:
     def alias(self, phrase: str, entity: str) -> None:
         """Let questions refer to ``entity`` as ``phrase``."""
         self.store.add_alias(phrase, entity)
+
+    def vocabulary(self, words: str | None = None, *, limit: int = 20) -> VocabularyView:
+        """The names in use, for writers to reuse: the ``limit`` most used predicates
+        (current facts and an example each), the multi-valued declarations, and up to
+        ``limit`` entity names that ``words`` find."""
+        return vocabulary(self.store, words, limit)
+
+    def resemblances(self, facts: Iterable[FactLike]) -> list[str]:
+        """What writing ``facts`` would add that resembles names in use, one line each
+        (``predicate OWNER is new; the memory has OWNED_BY``); nothing is written."""
+        return resemblances(self.store, [_as_new_fact(f).checked() for f in facts])
 
     # -- reads --------------------------------------------------------------------
 

@@ -79,19 +79,20 @@ def test_every_tool_is_described_typed_bounded_and_annotated() -> None:
             "history",
             "retract",
             "stats",
+            "vocabulary",
+            "declare",
         }
         for tool in tools.values():
             assert len(tool.description or "") > 200, tool.name
-            assert tool.output_schema is not None, tool.name
             for name, schema in tool.input_schema.get("properties", {}).items():
                 assert "description" in schema or "items" in schema, (tool.name, name)
             if "limit" in tool.input_schema.get("properties", {}):
                 assert tool.input_schema["properties"]["limit"]["maximum"] == MAX_LIMIT
             hints = tool.annotations
             assert hints is not None and hints.open_world_hint is False, tool.name
-        for name in ("ask", "facts", "history", "stats"):
+        for name in ("ask", "facts", "history", "stats", "vocabulary"):
             assert tools[name].annotations.read_only_hint is True  # type: ignore[union-attr]
-        for name in ("remember", "remember_many", "retract"):
+        for name in ("remember", "remember_many", "retract", "declare"):
             hints = tools[name].annotations
             assert hints.read_only_hint is False and hints.idempotent_hint is True  # type: ignore[union-attr]
         assert tools["retract"].annotations.destructive_hint is True  # type: ignore[union-attr]
@@ -192,7 +193,11 @@ def test_every_tool_on_both_stores(handle: MemoryHandle) -> None:
             ("Service_Checkout", "DEPENDS_ON", "Agent_Planner", 2),
             ("Service_Payments", "OWNED_BY", "Agent_Implementer", 3),
         }
-        assert "Payments_Team" in answer["context"] and 1 <= len(answer["readings"]) <= 3
+        assert "Payments_Team" in answer["context"] and answer["alternatives"] == []
+        # k readings: the answer's own is not repeated among the alternatives
+        three = await ok(client, "ask", question=JOIN, k=3)
+        assert 1 <= len(three["alternatives"]) <= 2
+        assert all(a["answer"] != three["answer"] for a in three["alternatives"])
         unknown = await ok(client, "ask", question="What does the moon eat?")
         assert (unknown["answer"], unknown["known"]) == ("UNKNOWN", False)
         assert unknown["reason"] and unknown["evidence"] == []
@@ -349,5 +354,95 @@ def test_neo4j_down_is_a_tool_error_naming_the_uri() -> None:
         for tool, arguments in [("stats", {}), ("ask", {"question": JOIN})]:
             message = await error(client, tool, **arguments)
             assert f"cannot reach Neo4j at {uri}" in message
+
+    run_client(handle, script)
+
+
+def test_results_and_the_tool_list_are_compact() -> None:
+    # What enters an agent's context: the tool list once, and each result's text.
+    async def script(client: mcp.Client) -> None:
+        listed = (await client.list_tools()).model_dump(mode="json", by_alias=True)
+        assert len(json.dumps(listed, separators=(",", ":"))) < 15_000
+        await ok(
+            client,
+            "remember",
+            subject="Service_Checkout",
+            predicate="OWNED_BY",
+            object="Payments_Team",
+            speaker="Agent_Planner",
+            turn=1,
+        )
+        result = await client.call_tool("ask", {"question": "Who owns checkout?"})
+        (content,) = result.content
+        text = content.text  # type: ignore[union-attr]
+        assert json.loads(text) == result.structured_content  # the same JSON, compact
+        assert len(text.encode()) < 1_000 and "\n" not in text.replace("\\n", "")
+        assert result.structured_content["answer"] == "Payments_Team"
+
+    run_client(MemoryHandle(Memory.open, "in process"), script)
+
+
+def test_vocabulary_lists_names_in_use_and_writes_note_new_names_that_resemble_them(
+    handle: MemoryHandle,
+) -> None:
+    async def script(client: mcp.Client) -> None:
+        first = await ok(
+            client,
+            "remember_many",
+            facts=[
+                {"subject": "Service_Payments", "predicate": "OWNED_BY", "object": "Team_Ledger"},
+                {"subject": "Service_Search", "predicate": "OWNED_BY", "object": "Team_Find"},
+                {"subject": "Service_Payments", "predicate": "DEPENDS_ON", "object": "Db_Main"},
+            ],
+        )
+        assert first["notes"] == []
+        words = await ok(client, "vocabulary", words="payments")
+        assert [p["predicate"] for p in words["predicates"]] == ["OWNED_BY", "DEPENDS_ON"]
+        owned = words["predicates"][0]
+        assert owned["current_facts"] == 2 and owned["multi_valued"] is False
+        assert owned["example"].split()[1] == "OWNED_BY"
+        assert words["entities"][0] == "Service_Payments" and words["predicates_omitted"] == 0
+        one = await ok(client, "vocabulary", limit=1)
+        assert one["predicates_omitted"] == 1 and one["entities"] == []
+
+        # Another agent's habits: a new predicate and a reordered name are noted, and stored.
+        second = await ok(
+            client, "remember", subject="Payments_Service", predicate="OWNER", object="Team_Ledger"
+        )
+        assert second["stored"]["object"] == "Team_Ledger"
+        notes = " | ".join(second["notes"])
+        assert "predicate OWNER is new; the memory has OWNED_BY" in notes
+        assert "entity 'Payments_Service' is new; the memory has 'Service_Payments'" in notes
+        # Ids that differ in their numbers are different things: no note.
+        pumps = await ok(
+            client, "remember", subject="Pump_08", predicate="OWNED_BY", object="Team_Find"
+        )
+        assert pumps["notes"] == []
+        again = await ok(
+            client, "remember", subject="Pump_09", predicate="OWNED_BY", object="Team_X"
+        )
+        assert again["notes"] == []
+
+        # declare: multi-valued, withdrawn, aliases
+        declared = await ok(
+            client,
+            "declare",
+            multi_valued=["DEPENDS_ON"],
+            aliases=[{"phrase": "the ledger crew", "entity": "Team_Ledger"}],
+        )
+        assert declared["multi_valued"] == ["DEPENDS_ON"]
+        assert declared["aliases"] == {"Team_Ledger": ["the ledger crew"]}
+        await ok(client, "remember", subject="Service_Payments", predicate="DEPENDS_ON", object="Q")
+        both = await ok(client, "facts", entity="Service_Payments")
+        assert {f["object"] for f in both["facts"]} >= {"Db_Main", "Q"}
+        withdrawn = await ok(client, "declare", single_valued=["DEPENDS_ON"])
+        assert withdrawn["multi_valued"] == []
+        await ok(client, "remember", subject="Service_Payments", predicate="DEPENDS_ON", object="R")
+        now = await ok(client, "history", subject="Service_Payments", predicate="DEPENDS_ON")
+        assert [f["object"] for f in now["facts"] if f["current"]] == ["R"]
+        assert "nothing to declare" in await error(client, "declare")
+        assert "no entity 'Nobody'" in await error(
+            client, "declare", aliases=[{"phrase": "x", "entity": "Nobody"}]
+        )
 
     run_client(handle, script)

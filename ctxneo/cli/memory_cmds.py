@@ -20,7 +20,7 @@ from ctxneo.cli.options import (
 )
 from ctxneo.cli.tables import print_table
 from ctxneo.memory import Memory
-from ctxneo.model import Answer, Fact
+from ctxneo.model import Answer, Fact, NewFact
 
 FACT_COLUMNS = ("#", "subject", "predicate", "object", "speaker", "turn", "valid")
 
@@ -115,6 +115,9 @@ def remember(
     ctxneo remember AuthModule DEPENDS_ON RateLimiter --store memory.jsonl
     """
     with memory_from(store) as memory:
+        notes = memory.resemblances(
+            [NewFact(subject, predicate, object, speaker, turn_id, fact_id, multi, text)]
+        )
         before = memory.current(subject, predicate)
         fact = memory.remember(
             subject,
@@ -135,9 +138,13 @@ def remember(
                 "fact": fact.to_dict(),
                 "unchanged": unchanged,
                 "closed": [f.to_dict() for f in closed],
+                "notes": notes,
             }
         )
         return
+    for note in notes:
+        # On stderr: a script reading stdout gets the same lines with or without it.
+        click.echo(f"note: {note}", err=True)
     if unchanged:
         click.echo(f"unchanged: #{fact.seq} {fact.line()}")
         return
@@ -305,6 +312,70 @@ def declare_multi(predicates: tuple[str, ...], as_json: bool, **store: Any) -> N
 
 
 @click.command()
+@click.argument("words", required=False)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 1000),
+    default=20,
+    show_default=True,
+    help="At most this many predicates and entity names.",
+)
+@store_options
+@json_option
+@friendly_errors
+def vocabulary(words: str | None, limit: int, as_json: bool, **store: Any) -> None:
+    """List the names in use, to reuse them: the most used predicates (current facts,
+    an example each) and, given WORDS, the entity names they find.
+
+    \b
+    ctxneo vocabulary --store memory.jsonl
+    ctxneo vocabulary "payments" --store memory.jsonl
+    """
+    with memory_from(store, create=False) as memory:
+        view = memory.vocabulary(words, limit=limit)
+    multi = set(view.multi_valued)
+    if as_json:
+        emit_json(
+            {
+                "predicates": [
+                    {
+                        "predicate": u.predicate,
+                        "current_facts": u.current,
+                        "multi_valued": u.predicate in multi,
+                        "example": None if u.example is None else u.example.to_dict(),
+                    }
+                    for u in view.predicates
+                ],
+                "predicates_omitted": view.predicates_total - len(view.predicates),
+                "multi_valued": view.multi_valued,
+                "entities": view.entities,
+                "entities_more": view.entities_more,
+            }
+        )
+        return
+    rows = [
+        [
+            u.predicate,
+            str(u.current),
+            "yes" if u.predicate in multi else "",
+            "" if u.example is None else f"{u.example.subject} {u.predicate} {u.example.object}",
+        ]
+        for u in view.predicates
+    ]
+    if rows:
+        print_table("predicates", ["predicate", "current", "multi", "example"], rows)
+    omitted = view.predicates_total - len(view.predicates)
+    if omitted:
+        click.echo(f"... and {omitted} more predicate{'s' if omitted != 1 else ''}")
+    if not rows:
+        click.echo("predicates: none", err=True)
+    if words is not None:
+        more = " (more match: raise --limit or give more words)" if view.entities_more else ""
+        found = ", ".join(view.entities) if view.entities else "none"
+        click.echo(f"entities for {words!r}: {found}{more}")
+
+
+@click.command()
 @store_options
 @json_option
 @friendly_errors
@@ -386,6 +457,7 @@ COMMANDS = [
     retract,
     alias,
     declare_multi,
+    vocabulary,
     stats,
     clear,
     namespaces,

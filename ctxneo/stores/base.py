@@ -142,6 +142,21 @@ class Vocabulary:
     multi: frozenset[str]
 
 
+@dataclass(frozen=True, slots=True)
+class PredicateUse:
+    """How much a predicate is used: its current facts and one of them as an example."""
+
+    predicate: str
+    current: int
+    example: Fact | None  # None once every fact of it was closed
+
+
+def most_used(uses: Iterable[PredicateUse], limit: int) -> list[PredicateUse]:
+    """The ``limit`` predicates with the most current facts (ties by name): one order
+    for both stores."""
+    return sorted(uses, key=lambda u: (-u.current, u.predicate))[:limit]
+
+
 class Store(ABC):
     """A fact store. Implementations: NetworkX (in process) and Neo4j."""
 
@@ -205,6 +220,12 @@ class Store(ABC):
     @abstractmethod
     def predicates(self) -> list[str]:
         """Every predicate the memory has seen, sorted."""
+
+    @abstractmethod
+    def predicate_uses(self, limit: int) -> list[PredicateUse]:
+        """The ``limit`` most used predicates (see :func:`most_used`), each with its count
+        of current facts and one current fact as an example (on Neo4j this counts every
+        current fact, as ``stats`` does)."""
 
     @abstractmethod
     def facts_of(

@@ -59,8 +59,10 @@ from ctxneo.stores.base import (
     SAID_POSTING,
     EntityHit,
     MemoryImage,
+    PredicateUse,
     Store,
     Vocabulary,
+    most_used,
     next_seq,
     said_of,
     supersede,
@@ -827,6 +829,20 @@ class Neo4jStore(Store):
     def predicates(self) -> list[str]:
         (row,) = self._read("memory_info")
         return sorted(row["predicates"])
+
+    def predicate_uses(self, limit: int) -> list[PredicateUse]:
+        (row,) = self._read("predicate_counts")
+        counts = {p: 0 for p in row["predicates"]} | {c["p"]: c["n"] for c in row["counts"]}
+        top = most_used((PredicateUse(p, n, None) for p, n in counts.items()), limit)
+        shown = [u.predicate for u in top if u.current]
+        examples: dict[str, Fact] = {}
+        if shown:
+            # One statement; each type written in so its part starts from the type scan.
+            statement = "\nUNION ALL\n".join(
+                cypher.with_type("predicate_example", p) for p in shown
+            )
+            examples = {r["p"]: _fact(r) for r in self._read_text("predicate_example", statement)}
+        return [PredicateUse(u.predicate, u.current, examples.get(u.predicate)) for u in top]
 
     def facts_of(
         self,

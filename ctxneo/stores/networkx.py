@@ -68,7 +68,9 @@ from ctxneo.stores.base import (
     SAID_POSTING,
     EntityHit,
     MemoryImage,
+    PredicateUse,
     Store,
+    most_used,
     next_seq,
     said_of,
     with_said,
@@ -739,6 +741,16 @@ class NetworkXStore(Store):
     def predicates(self) -> list[str]:
         self._sync()
         return sorted(self.current_by_predicate.keys() | self._closed_by_predicate.keys())
+
+    @_locked
+    def predicate_uses(self, limit: int) -> list[PredicateUse]:
+        self._sync()
+        uses = []
+        for predicate in self.current_by_predicate.keys() | self._closed_by_predicate.keys():
+            live = self.current_by_predicate.get(predicate, {})
+            example = next(reversed(live.values()), None)
+            uses.append(PredicateUse(predicate, len(live), example))
+        return most_used(uses, limit)
 
     def _touching(self, entity: str) -> list[Fact]:
         succ = self.graph._succ.get(entity)

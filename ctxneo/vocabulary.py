@@ -1,0 +1,124 @@
+"""The names a memory uses, and which new names resemble them.
+
+Agents sharing a memory each invent names: ``OWNER`` beside ``OWNED_BY``,
+``Service_Payments`` beside ``Payments_Service``, and questions then miss the
+facts stated under the other name. :func:`vocabulary` lists what exists so an
+agent can reuse it; :func:`resemblances` answers a write whose predicate or
+entity name is new but close to existing ones with those names. It is a
+warning, never a refusal: two names that look alike may well be two things.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ctxneo.meaning import Meaning, WordVectors
+from ctxneo.model import NewFact
+from ctxneo.stores.base import PredicateUse, Store
+from ctxneo.text import STOPWORDS, index_keys, split_words, stem
+
+#: How many existing names one warning offers.
+MAX_SIMILAR = 3
+#: Names this alike as strings are taken for one another (a typo, a dropped letter).
+SPELLING = 0.85
+#: Predicates are short; their words alike as strings or in meaning this much.
+PREDICATE_SPELLING = 0.8
+PREDICATE_MEANING = 0.75
+
+
+@dataclass(frozen=True, slots=True)
+class VocabularyView:
+    """The most used predicates, the declarations, and entity names matching some words."""
+
+    predicates: list[PredicateUse]
+    predicates_total: int
+    multi_valued: list[str]
+    entities: list[str]
+    entities_more: bool  # more names matched than were returned
+
+
+def vocabulary(store: Store, words: str | None, limit: int) -> VocabularyView:
+    """What ``store`` holds: its ``limit`` most used predicates with an example each, the
+    predicates declared multi-valued, and up to ``limit`` entity names that the given
+    words find (as questions find them: by their words, stemmed; none without words)."""
+    uses = store.predicate_uses(limit)
+    entities: list[str] = []
+    more = False
+    if words and (keys := sorted(index_keys(words))):
+        names = [h.name for h in store.find_entities(keys, limit=limit + 1)]
+        entities, more = names[:limit], len(names) > limit
+    return VocabularyView(
+        predicates=uses,
+        predicates_total=len(store.predicates()),
+        multi_valued=sorted(store.multi_valued()),
+        entities=entities,
+        entities_more=more,
+    )
+
+
+def resemblances(store: Store, facts: Sequence[NewFact]) -> list[str]:
+    """One line per name ``facts`` would introduce that resembles names already in
+    ``store``: ``predicate OWNER is new; the memory has OWNED_BY``. Read before the
+    write (one store read, plus one per name that resembles another)."""
+    names = list(dict.fromkeys(n for f in facts for n in (f.subject, f.object)))
+    keys = sorted(set().union(*(index_keys(n) for n in names))) if names else []
+    known = store.vocabulary(keys, limit=max(40, 4 * len(names)))
+    existing = [h.name for h in known.hits]
+    notes: list[str] = []
+    meaning: Meaning | None = None
+    for predicate in dict.fromkeys(f.predicate for f in facts):
+        if predicate in known.predicates:
+            continue
+        meaning = meaning or WordVectors.default()
+        alike = [p for p in known.predicates if _predicates_alike(predicate, p, meaning)]
+        if alike:
+            notes.append(f"predicate {predicate} is new; the memory has {_names(alike)}")
+    for name in names:
+        if name in existing:
+            continue
+        alike = [e for e in existing if _names_alike(name, e)]
+        # The store proposes at most a bounded list: confirm the name is really new.
+        if alike and not store.facts_of([name], history=True, limit=1):
+            notes.append(f"entity {name!r} is new; the memory has {_names(alike, quote=True)}")
+    return notes
+
+
+def _names(names: list[str], *, quote: bool = False) -> str:
+    shown = [repr(n) if quote else n for n in names[:MAX_SIMILAR]]
+    return ", ".join(shown) + (f" and {len(names) - MAX_SIMILAR} more" if len(names) > 3 else "")
+
+
+def _names_alike(new: str, old: str) -> bool:
+    """Two entity names for one thing: the same words in another order, case or
+    separator (``Payments_Service``, ``service payments``), or a near spelling with
+    the same numbers."""
+    a, b = new.casefold(), old.casefold()
+    if sorted(split_words(a)) == sorted(split_words(b)):
+        return True
+    # Numbers tell ids apart: Pump_08 is not a misspelt Pump_09, nor CX_31 of CX_318.
+    if re.findall(r"\d+", a) != re.findall(r"\d+", b):
+        return False
+    return difflib.SequenceMatcher(None, a, b).ratio() >= SPELLING
+
+
+def _predicates_alike(new: str, old: str, meaning: Meaning) -> bool:
+    """Two predicates for one relation: a near spelling (``OWENED_BY``), the same
+    content words in any order, or content words close in meaning (``OWNER`` and
+    ``OWNED_BY``)."""
+    a, b = new.casefold(), old.casefold()
+    if difflib.SequenceMatcher(None, a, b).ratio() >= PREDICATE_SPELLING:
+        return True
+    wa, wb = _content_words(a), _content_words(b)
+    if not wa or not wb:
+        return False
+    if {stem(w) for w in wa} == {stem(w) for w in wb}:
+        return True
+    return any(meaning.similarity(x, y) >= PREDICATE_MEANING for x in wa for y in wb)
+
+
+def _content_words(predicate: str) -> list[str]:
+    # "by", "has", "is" say nothing of which relation it is.
+    return [w for w in split_words(predicate) if w not in STOPWORDS and not w.isdigit()]
