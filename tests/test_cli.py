@@ -284,6 +284,26 @@ def test_a_name_that_differs_only_in_case_is_suggested(tmp_path: Path) -> None:
     assert json.loads(run("facts", "nobody", "--json", "--store", store).stdout) == {"facts": []}
 
 
+def test_vocabulary_lists_names_and_a_new_name_like_one_in_use_is_noted(tmp_path: Path) -> None:
+    store = str(tmp_path / "m.jsonl")
+    run("remember", "Service_Payments", "OWNED_BY", "Payments_Team", "--store", store)
+    noted = run("remember", "Payments_Service", "OWNER", "Payments_Team", "--store", store)
+    assert noted.stdout.startswith("remembered #2: Payments_Service OWNER Payments_Team")
+    assert noted.stderr.splitlines() == [
+        "note: predicate OWNER is new; the memory has OWNED_BY",
+        "note: entity 'Payments_Service' is new; the memory has 'Service_Payments'",
+    ]
+    quiet = run("remember", "Service_Payments", "OWNED_BY", "Team_B", "--json", "--store", store)
+    assert json.loads(quiet.stdout)["notes"] == [] and quiet.stderr == ""
+    listed = run("vocabulary", "payments", "--store", store).stdout
+    assert "OWNED_BY" in listed and "OWNER" in listed
+    assert "entities for 'payments': " in listed
+    doc = json.loads(run("vocabulary", "--limit", "1", "--json", "--store", store).stdout)
+    assert [p["predicate"] for p in doc["predicates"]] == ["OWNED_BY"]
+    assert doc["predicates_omitted"] == 1 and doc["entities"] == []
+    assert doc["predicates"][0]["example"]["object"] == "Team_B"
+
+
 def test_namespaces_of_a_journal_is_a_clear_usage_error(tmp_path: Path) -> None:
     store = tmp_path / "m.jsonl"
     line = one_error_line(run("namespaces", "--store", str(store), code=2))
