@@ -286,3 +286,24 @@ def test_a_clause_before_the_question_is_not_the_question() -> None:
     q = read_question("When TC-88A was first flagged, what condition was it in?")
     assert q.wh is not None and q.wh.word == "what"
     assert read_question("Which team owns payments?").type_positions == frozenset({1})
+
+
+def test_an_unknown_reason_names_the_entity_side_cause(memory: Memory) -> None:
+    memory.remember("Service_Payments", "OWNED_BY", "Payments_Team")
+    memory.remember("Service_Search", "OWNED_BY", "Search_Team")
+    # Words that fit two entities equally: said, with both names, not hidden behind "not sure".
+    both = memory.ask("who owns service", min_confidence=0.99)
+    assert both.answer == UNKNOWN and both.reason.startswith("not sure enough")
+    assert "the words fit several entities (" in both.reason
+    assert "Service_Payments" in both.reason and "Service_Search" in both.reason
+    # An entity the memory does not hold, with a reading found anyway from the relation.
+    moon = memory.ask("Who owns the moon?", min_confidence=0.99)
+    assert moon.answer == UNKNOWN
+    if moon.candidate is not None:
+        assert "no entity of the question was found in memory" in moon.reason
+    else:
+        assert moon.reason == "no entity of the question is in memory"
+    # Named clearly: only the confidence is the cause.
+    clear = memory.ask("Who owns Service_Payments?", min_confidence=0.99)
+    assert clear.reason.startswith("not sure enough (confidence ")
+    assert "entit" not in clear.reason and "Payments_Team" in clear.reason

@@ -294,16 +294,18 @@ class Reader:
                 f"{last.subject} {last.predicate} {last.object} was retracted at "
                 f"#{last.valid_to}; nothing holds now"
             )
+        cause = _unclear_entity(r.anchors)
         if top is not None:
+            # The entity-side cause first, when there is one: "not sure" alone hides
+            # that the question's words fit two entities or none.
             return (
-                f"not sure enough (confidence {top.confidence:.2f} < {threshold:.2f}); "
-                f"best reading: {top.answer} [{top.reading}]"
+                f"not sure enough (confidence {top.confidence:.2f} < {threshold:.2f})"
+                f"{': ' + cause if cause else ''}; best reading: {top.answer} [{top.reading}]"
             )
         if not r.anchors:
             return "no entity of the question is in memory"
         if not strong:
-            names = ", ".join(a.entity for a in r.anchors[:3])
-            return f"no entity is named clearly enough (the words fit {names})"
+            return cause
         entity = strong[0].entity
         facts = self.store.facts_of([entity], as_of=as_of, history=True, limit=50)
         if facts and not any(f.valid_at(as_of) for f in facts):
@@ -313,6 +315,21 @@ class Reader:
                 f"#{last.valid_to}; nothing holds now"
             )
         return f"{entity} is in memory, but no fact of it answers the question"
+
+
+def _unclear_entity(anchors: Sequence[Anchor]) -> str:
+    """Why no entity of the question is clear ("" when one is): none was found, the
+    words fit several equally, or they fit one too loosely."""
+    if not anchors:
+        return "no entity of the question was found in memory"
+    if any(a.p >= 0.5 for a in anchors):
+        return ""
+    names = ", ".join(a.entity for a in anchors[:3])
+    if len(anchors) > 3:
+        names += f" and {len(anchors) - 3} more"
+    if len(anchors) > 1:
+        return f"the words fit several entities ({names})"
+    return f"no entity is named clearly enough (the words fit {names})"
 
 
 #: A retracted relation is the reason for UNKNOWN when the question names it this well.
