@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ctxneo.answering import Answerer
 from ctxneo.answering.lexicon import Lexicon
 from ctxneo.errors import InvalidFactError, StoreError
-from ctxneo.meaning import WordVectors
 from ctxneo.model import (
     Answer,
     Fact,
@@ -24,6 +23,9 @@ from ctxneo.model import (
 from ctxneo.stores.base import Store
 from ctxneo.text import index_keys
 from ctxneo.vocabulary import VocabularyView, resemblances, vocabulary
+
+if TYPE_CHECKING:
+    from ctxneo.answering.reader import Reader
 
 FactLike = NewFact | Mapping[str, Any] | tuple[str, str, str]
 
@@ -44,9 +46,23 @@ class Memory:
 
     def __init__(self, store: Store, *, lexicon: Lexicon | None = None) -> None:
         self.store = store
-        self._answerer = Answerer(
-            store, WordVectors.default(), lexicon=lexicon or Lexicon.default()
-        )
+        # Read now, so a bad $CTXNEO_LEXICON is an error at open, not at the first ask.
+        self._lexicon = lexicon or Lexicon.default()
+        self._reader: Reader | None = None
+        self._reader_lock = threading.Lock()
+
+    @property
+    def _answerer(self) -> Reader:
+        """The reader, made at the first question: it loads numpy and the fitted
+        model (a few hundred milliseconds) that writes and listings never need."""
+        if self._reader is None:
+            with self._reader_lock:
+                if self._reader is None:
+                    from ctxneo.answering.reader import Reader
+                    from ctxneo.meaning import WordVectors
+
+                    self._reader = Reader(self.store, WordVectors.default(), lexicon=self._lexicon)
+        return self._reader
 
     @classmethod
     def open(

@@ -14,11 +14,14 @@ import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ctxneo.meaning import Meaning, WordVectors
 from ctxneo.model import NewFact
 from ctxneo.stores.base import PredicateUse, Store
 from ctxneo.text import STOPWORDS, index_keys, split_words, stem
+
+if TYPE_CHECKING:
+    from ctxneo.meaning import Meaning
 
 #: How many existing names one warning offers.
 MAX_SIMILAR = 3
@@ -72,7 +75,10 @@ def resemblances(store: Store, facts: Sequence[NewFact]) -> list[str]:
     for predicate in dict.fromkeys(f.predicate for f in facts):
         if predicate in known.predicates:
             continue
-        meaning = meaning or WordVectors.default()
+        if meaning is None:
+            from ctxneo.meaning import WordVectors  # numpy: only for a new predicate
+
+            meaning = WordVectors.default()
         alike = [p for p in known.predicates if _predicates_alike(predicate, p, meaning)]
         if alike:
             notes.append(f"predicate {predicate} is new; the memory has {_names(alike)}")

@@ -21,10 +21,24 @@ by ``scripts/build_reader.py`` from the repository's data.
 
 from __future__ import annotations
 
-from ctxneo.answering.lexicon import Lexicon
-from ctxneo.answering.reader import DEFAULT_MIN_CONFIDENCE, Reader
+from typing import TYPE_CHECKING, Any
 
-#: The name the rest of ctxneo knows the reader by.
-Answerer = Reader
+from ctxneo.answering.lexicon import Lexicon
+
+if TYPE_CHECKING:
+    from ctxneo.answering.reader import DEFAULT_MIN_CONFIDENCE, Reader
+
+    #: The name the rest of ctxneo knows the reader by.
+    Answerer = Reader
 
 __all__ = ["DEFAULT_MIN_CONFIDENCE", "Answerer", "Lexicon", "Reader"]
+
+
+def __getattr__(name: str) -> Any:
+    # The reader imports numpy and its fitted model: only when it is asked for,
+    # so `import ctxneo`, a write or `ctxneo --help` does not pay for it.
+    if name in ("DEFAULT_MIN_CONFIDENCE", "Answerer", "Reader"):
+        from ctxneo.answering import reader
+
+        return reader.Reader if name == "Answerer" else getattr(reader, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

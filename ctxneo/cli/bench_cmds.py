@@ -6,24 +6,12 @@ import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from ctxneo.bench import (
-    diagnose,
-    durability,
-    harness,
-    kgqa,
-    reliability,
-    report,
-    scale,
-    token_scaling,
-)
 from ctxneo.cli.group import CtxneoGroup
+from ctxneo.cli.lazy import lazy_module
 from ctxneo.cli.options import (
     check_plot,
     connection_options,
@@ -40,6 +28,19 @@ from ctxneo.errors import DatasetError
 from ctxneo.memory import Memory
 from ctxneo.model import Scenario
 from ctxneo.scenarios import load_suite, shipped_suite
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+# Imported when a command runs: listing the commands needs none of them.
+diagnose = lazy_module("ctxneo.bench.diagnose")
+durability = lazy_module("ctxneo.bench.durability")
+harness = lazy_module("ctxneo.bench.harness")
+kgqa = lazy_module("ctxneo.bench.kgqa")
+reliability = lazy_module("ctxneo.bench.reliability")
+report = lazy_module("ctxneo.bench.report")
+scale = lazy_module("ctxneo.bench.scale")
+token_scaling = lazy_module("ctxneo.bench.token_scaling")
 
 BACKENDS = ("networkx", "neo4j", "all")
 
@@ -85,6 +86,15 @@ def memory_factories(backend: str, neo4j: dict[str, Any]) -> dict[str, harness.M
 
 
 def progress_bar(silent: bool) -> Progress:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -285,6 +295,8 @@ def tokens_cmd(filler: str, markdown: bool, as_json: bool) -> None:
             )
         click.echo(f"\n{summary}")
         return
+    from rich.table import Table
+
     table = Table(title="Tokens per query vs conversation length", title_justify="left")
     for column in ("Filler turns", "Raw dump", "Vector RAG", "Context graph"):
         table.add_column(column, justify="right")

@@ -5,20 +5,27 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ctxneo.cli.bench_cmds import progress_bar
+from ctxneo.cli.lazy import lazy_module
 from ctxneo.cli.options import credential_options, friendly_errors, silent_option
 from ctxneo.errors import CtxneoError, LoadFileError
-from ctxneo.export import read_journal, read_load_file, write_file, write_journal, write_script
 from ctxneo.model import Scenario, check_namespace
 from ctxneo.neo4j_uri import redact
 from ctxneo.scenarios import load_suite, write_turns
 from ctxneo.stores.base import MemoryImage
-from ctxneo.stores.neo4j import Neo4jStore
-from ctxneo.stores.networkx import NetworkXStore
+
+if TYPE_CHECKING:
+    from ctxneo.stores.neo4j import Neo4jStore
+    from ctxneo.stores.networkx import NetworkXStore
+
+# Imported when a command runs: networkx and the Neo4j driver are not needed to list them.
+exporting = lazy_module("ctxneo.export")
+neo4j_store = lazy_module("ctxneo.stores.neo4j")
+networkx_store = lazy_module("ctxneo.stores.networkx")
 
 #: Exit code of ``load`` for a file it refuses (not a journal or an export, or invalid).
 EXIT_BAD_FILE = 2
@@ -26,7 +33,7 @@ EXIT_BAD_FILE = 2
 
 def scenario_store(scenario: Scenario) -> NetworkXStore:
     """The embedded memory a scenario's fact turns build (aliases and multi-valued included)."""
-    store = NetworkXStore()
+    store = networkx_store.NetworkXStore()
     store.declare_multi_valued(scenario.multi_valued_predicates)
     for phrase, entity in scenario.aliases:
         store.add_alias(phrase, entity)
@@ -49,7 +56,7 @@ def _refuse(reason: str, *names: str) -> None:
 
 
 def _connect(uri: str, creds: dict[str, Any], namespace: str) -> Neo4jStore:
-    return Neo4jStore(
+    return neo4j_store.Neo4jStore(
         uri,
         user=creds["user"],
         password=creds["password"],
@@ -63,7 +70,7 @@ def _sources(
 ) -> Iterator[tuple[MemoryImage, str]]:
     """(memory, namespace) pairs to export: the journal, or each chosen scenario."""
     if store_path is not None:
-        yield read_journal(store_path), namespace
+        yield exporting.read_journal(store_path), namespace
         return
     scenarios = load_suite(paths)
     if only is not None:
@@ -213,7 +220,7 @@ def export(
         return
     if output is None:
         for image, ns in images:
-            write_script(image, sys.stdout, ns)
+            exporting.write_script(image, sys.stdout, ns)
         return
     _write(images, output, kind, force)
     click.echo(f"wrote {output}", err=True)
@@ -226,9 +233,11 @@ def _write(pairs: list[tuple[MemoryImage, str]], output: Path, kind: str, force:
             raise click.UsageError(
                 "a journal holds one memory: pick one with --scenario, or write a .cypher script"
             )
-        write_journal(pairs[0][0], output, force=force)
+        exporting.write_journal(pairs[0][0], output, force=force)
         return
-    write_file(output, lambda out: [write_script(img, out, ns) for img, ns in pairs], force=force)
+    exporting.write_file(
+        output, lambda out: [exporting.write_script(img, out, ns) for img, ns in pairs], force=force
+    )
 
 
 @click.command()
@@ -265,7 +274,7 @@ def load(file: Path, uri: str | None, namespace: str | None, silent: bool, **cre
     if not uri:
         raise click.UsageError("give --to-uri (or NEO4J_URI)")
     try:
-        named, image = read_load_file(file)
+        named, image = exporting.read_load_file(file)
     except LoadFileError as e:
         click.echo(f"Error: {e}", err=True)
         sys.exit(EXIT_BAD_FILE)
