@@ -210,9 +210,9 @@ became current (valid_from), when it was superseded or retracted (valid_to,
 null while current), who stated it and at which turn. Give predicate to follow
 one slot, e.g. subject=Project_Atlas predicate=USES_DATABASE.
 
-Returns the newest `limit` facts (oldest first); `omitted` counts the older
-ones left out. A subject that is not in the memory is an error naming similar
-entities."""
+Returns the newest `limit` facts (oldest first); older ones are not read, so
+`omitted` is 1 with `omitted_exact` false when some were left out. A subject
+that is not in the memory is an error naming similar entities."""
 
 RETRACT = """\
 Close the current value of (subject, predicate) because it no longer holds, or
@@ -465,14 +465,15 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
         limit: Limit = DEFAULT_LIMIT,
     ) -> FactList:
         memory = handle.get()
-        found = memory.history(subject, predicate)
+        # One more than asked: whether older facts were left out, without reading them all.
+        found = memory.history(subject, predicate, limit=limit + 1)
         if not found:
             _require_entity(memory, subject)
         newest = found[-limit:]
         return FactList(
             facts=[FactOut.of(f) for f in newest],
             omitted=len(found) - len(newest),
-            omitted_exact=True,
+            omitted_exact=len(found) <= limit,
         )
 
     @server.tool(

@@ -286,12 +286,17 @@ class Memory:
         """The current facts of ``subject`` (and ``predicate``), oldest first."""
         return [f for f in self.history(subject, predicate) if f.valid_to is None]
 
-    def history(self, subject: str, predicate: str | None = None) -> list[Fact]:
-        """Every fact of ``subject`` (and ``predicate``), current and closed, oldest first."""
+    def history(
+        self, subject: str, predicate: str | None = None, *, limit: int | None = None
+    ) -> list[Fact]:
+        """Every fact of ``subject`` (and ``predicate``), current and closed, oldest first;
+        the newest ``limit`` of them when given."""
         check_text(subject, "subject")
         if predicate is not None:
             predicate = check_predicate(predicate)
-        return self.store.history(subject, predicate)
+        if limit is not None:
+            check_int(limit, "limit", minimum=1)
+        return self.store.history(subject, predicate, limit=limit)
 
     def facts(self, entity: str, *, as_of: int | None = None, history: bool = False) -> list[Fact]:
         """Facts with ``entity`` as subject or object, newest first.

@@ -1,20 +1,25 @@
 // Facts touching each entity (either direction), current or valid at $as_of
 // (or all, with $history), of the $predicates when given, newest first, at most
 // $limit per entity.
+// Pinned to the namespace's sequence number as this read starts (`at`): a write
+// committing while the read walks the graph adds facts after `at` (left out) and
+// closes facts after `at` (shown as they stood), so the read sees it whole or
+// not at all, never an old value closed with its successor missing.
+OPTIONAL MATCH (m:CtxneoMemory {ns: $ns})
+WITH coalesce(m.seq, 0) AS at
+WITH at, CASE WHEN $as_of IS NULL OR $as_of > at THEN at ELSE $as_of END AS seen
 UNWIND $names AS name
 MATCH (e:Entity {ns: $ns, name: name})
-CALL {
-  WITH e
+CALL (e, at, seen) {
   MATCH (e)-[r]-()
   WHERE ($predicates IS NULL OR type(r) IN $predicates)
-  AND ($history
-     OR ($as_of IS NULL AND r.valid_to IS NULL)
-     OR ($as_of IS NOT NULL AND r.valid_from <= $as_of AND (r.valid_to IS NULL OR r.valid_to > $as_of)))
+  AND r.valid_from <= at
+  AND ($history OR r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen))
   WITH DISTINCT r
   RETURN r ORDER BY r.seq DESC LIMIT $limit
 }
-WITH DISTINCT r
+WITH DISTINCT r, at
 RETURN startNode(r).name AS s, type(r) AS p, endNode(r).name AS o, r.seq AS seq,
-       r.valid_from AS valid_from, r.valid_to AS valid_to, r.speaker AS speaker,
-       r.turn_id AS turn_id, r.fact_id AS fact_id, r.text AS text
+       r.valid_from AS valid_from, CASE WHEN r.valid_to > at THEN null ELSE r.valid_to END AS valid_to,
+       r.speaker AS speaker, r.turn_id AS turn_id, r.fact_id AS fact_id, r.text AS text
 ORDER BY seq DESC

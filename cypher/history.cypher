@@ -1,6 +1,12 @@
-// Every fact of a subject (and predicate), current and closed, oldest first.
+// Every fact of a subject (and predicate), current and closed, oldest first; the
+// newest $limit when given. Pinned to the namespace's sequence number as the read
+// starts (see facts_of.cypher): a supersession in flight is seen whole or not at all.
+OPTIONAL MATCH (m:CtxneoMemory {ns: $ns})
+WITH coalesce(m.seq, 0) AS at
 MATCH (s:Entity {ns: $ns, name: $subject})-[r]->(o:Entity)
-WHERE $predicate IS NULL OR type(r) = $predicate
+WHERE ($predicate IS NULL OR type(r) = $predicate) AND r.valid_from <= at
+WITH s, r, o, at ORDER BY r.seq DESC LIMIT coalesce($limit, 9223372036854775807)
 RETURN s.name AS s, type(r) AS p, o.name AS o, r.seq AS seq, r.valid_from AS valid_from,
-       r.valid_to AS valid_to, r.speaker AS speaker, r.turn_id AS turn_id, r.fact_id AS fact_id, r.text AS text
+       CASE WHEN r.valid_to > at THEN null ELSE r.valid_to END AS valid_to,
+       r.speaker AS speaker, r.turn_id AS turn_id, r.fact_id AS fact_id, r.text AS text
 ORDER BY seq

@@ -273,8 +273,11 @@ class Store(ABC):
         return out
 
     @abstractmethod
-    def history(self, subject: str, predicate: str | None = None) -> list[Fact]:
-        """Every fact of ``subject`` (and ``predicate``), current and closed, oldest first."""
+    def history(
+        self, subject: str, predicate: str | None = None, *, limit: int | None = None
+    ) -> list[Fact]:
+        """Every fact of ``subject`` (and ``predicate``), current and closed, oldest first;
+        only the newest ``limit`` when given (read alone: a long history costs nothing)."""
 
     @abstractmethod
     def all_facts(self) -> Iterator[Fact]:

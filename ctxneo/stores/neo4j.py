@@ -46,6 +46,7 @@ from ctxneo.model import (
     MAX_SEQ,
     Fact,
     NewFact,
+    check_int,
     check_name,
     check_namespace,
     check_predicate,
@@ -609,7 +610,9 @@ class Neo4jStore(Store):
                 nxt = next(pending, None)
                 continue
             if triple not in latest:
-                rows = self._tx(tx, "history", subject=new.subject, predicate=new.predicate)
+                rows = self._tx(
+                    tx, "history", subject=new.subject, predicate=new.predicate, limit=None
+                )
                 before = [f for f in map(_fact, rows) if f.object == new.object and f.seq < first]
                 if not before:
                     raise StoreError(f"cannot rebuild the result of write {made[0]}")
@@ -901,11 +904,16 @@ class Neo4jStore(Store):
                 out[r["p"]].append(_fact(r))
         return out
 
-    def history(self, subject: str, predicate: str | None = None) -> list[Fact]:
+    def history(
+        self, subject: str, predicate: str | None = None, *, limit: int | None = None
+    ) -> list[Fact]:
         check_text(subject, "subject")
         if predicate is not None:
             predicate = check_predicate(predicate)
-        return [_fact(r) for r in self._read("history", subject=subject, predicate=predicate)]
+        if limit is not None:
+            check_int(limit, "limit", minimum=1)
+        rows = self._read("history", subject=subject, predicate=predicate, limit=limit)
+        return [_fact(r) for r in rows]
 
     def all_facts(self) -> Iterator[Fact]:
         return iter([_fact(r) for r in self._read("all_facts")])

@@ -891,20 +891,26 @@ class NetworkXStore(Store):
         return out
 
     @_locked
-    def history(self, subject: str, predicate: str | None = None) -> list[Fact]:
+    def history(
+        self, subject: str, predicate: str | None = None, *, limit: int | None = None
+    ) -> list[Fact]:
         check_text(subject, "subject")
         if predicate is not None:
             predicate = check_predicate(predicate)
+        if limit is not None:
+            check_int(limit, "limit", minimum=1)
         self._sync()
         if predicate is not None:
             key = (subject, predicate)
             live: Iterable[Fact] = self.current.get(key, {}).values()
             closed: Iterable[int] = self._closed_by_key.get(key, ())
-            return sorted(self._pick(live, closed, None), key=lambda f: f.seq)
+            # Only the kept facts are built: a key's long history costs its sequence numbers.
+            return sorted(self._pick(live, closed, limit), key=lambda f: f.seq)
         succ = self.graph._succ.get(subject, {})
         live = (f for facts in succ.values() for f in facts.values())
         touching = self._pick(live, self._closed_by_entity.get(subject, ()), None)
-        return sorted((f for f in touching if f.subject == subject), key=lambda f: f.seq)
+        own = [f for f in touching if f.subject == subject]  # newest first
+        return sorted(own if limit is None else own[:limit], key=lambda f: f.seq)
 
     @_locked
     def all_facts(self) -> Iterator[Fact]:

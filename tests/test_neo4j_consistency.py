@@ -1,0 +1,58 @@
+"""Neo4j reads see a supersession whole or not at all, while a writer commits beside them."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+import pytest
+from conftest import connect
+
+from ctxneo.memory import Memory
+
+pytestmark = pytest.mark.neo4j
+
+
+def test_a_reader_never_sees_zero_or_two_current_values_of_a_single_valued_key(
+    neo4j_server: Any,
+) -> None:
+    namespace = f"consistent-{uuid.uuid4().hex}"
+    writer = Memory(connect(neo4j_server, namespace))
+    reader = Memory(connect(neo4j_server, namespace))
+    writer.remember("Svc", "OWNED_BY", "Team_0")
+    writer.remember("Svc", "DEPENDS_ON", "Db_0")
+    done = threading.Event()
+    failures: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            # Every write supersedes; reads below run while these commit.
+            for i in range(1, 150):
+                writer.remember("Svc", "OWNED_BY", f"Team_{i}")
+        except BaseException as e:  # reported by the main thread
+            failures.append(e)
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    reads = 0
+    bad: list[str] = []
+    try:
+        while not done.is_set() or reads < 20:
+            current = reader.current("Svc", "OWNED_BY")
+            history = reader.history("Svc", "OWNED_BY")
+            around = reader.facts("Svc")
+            open_in_history = [f for f in history if f.valid_to is None]
+            owners = [f for f in around if f.predicate == "OWNED_BY"]
+            if len(current) != 1 or len(open_in_history) != 1 or len(owners) != 1:
+                bad.append(f"current {current}, history open {open_in_history}, facts {owners}")
+            reads += 1
+    finally:
+        thread.join()
+        writer.store.clear()
+        writer.close()
+        reader.close()
+    assert not failures
+    assert bad == [], f"{len(bad)} of {reads} reads saw a supersession in part: {bad[:3]}"
