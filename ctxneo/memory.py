@@ -284,7 +284,10 @@ class Memory:
 
     def current(self, subject: str, predicate: str | None = None) -> list[Fact]:
         """The current facts of ``subject`` (and ``predicate``), oldest first."""
-        return [f for f in self.history(subject, predicate) if f.valid_to is None]
+        check_text(subject, "subject")
+        if predicate is not None:
+            predicate = check_predicate(predicate)
+        return self.store.current_of(subject, predicate)
 
     def history(
         self, subject: str, predicate: str | None = None, *, limit: int | None = None

@@ -358,3 +358,20 @@ def test_a_relation_of_few_subjects_gives_its_newest_facts_and_a_widespread_one_
     assert then["FAILED"] == []  # two subjects then, more than one
     then = store.facts_of_few_subjects(["FAILED"], max_subjects=2, as_of=before, limit=5)
     assert sorted(f.subject for f in then["FAILED"]) == ["Valve_3", "Valve_8"]
+
+
+def test_current_and_the_newest_of_a_history_are_read_alone(store: Store) -> None:
+    for i in range(6):
+        store.remember(NewFact("Svc", "OWNED_BY", f"Team_{i}"))
+    store.remember(NewFact("Svc", "RUNS_ON", "Host_1"))
+    store.remember(NewFact("Other", "OWNED_BY", "Svc"))
+    (now,) = store.current_of("Svc", "OWNED_BY")
+    assert now.object == "Team_5" and now.valid_to is None
+    assert [f.object for f in store.current_of("Svc")] == ["Team_5", "Host_1"]
+    assert store.current_of("Nobody") == []
+    newest = store.history("Svc", "OWNED_BY", limit=2)
+    assert [(f.object, f.valid_to is None) for f in newest] == [("Team_4", False), ("Team_5", True)]
+    assert [f.object for f in store.history("Svc", limit=2)] == ["Team_5", "Host_1"]
+    assert len(store.history("Svc", "OWNED_BY")) == 6
+    with pytest.raises(InvalidFactError):
+        store.history("Svc", limit=0)

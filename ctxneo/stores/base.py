@@ -273,6 +273,11 @@ class Store(ABC):
         return out
 
     @abstractmethod
+    def current_of(self, subject: str, predicate: str | None = None) -> list[Fact]:
+        """The current facts of ``subject`` (and ``predicate``), oldest first: what holds
+        now, whatever the length of the history behind it."""
+
+    @abstractmethod
     def history(
         self, subject: str, predicate: str | None = None, *, limit: int | None = None
     ) -> list[Fact]:

@@ -904,6 +904,12 @@ class Neo4jStore(Store):
                 out[r["p"]].append(_fact(r))
         return out
 
+    def current_of(self, subject: str, predicate: str | None = None) -> list[Fact]:
+        check_text(subject, "subject")
+        if predicate is not None:
+            predicate = check_predicate(predicate)
+        return [_fact(r) for r in self._read("current_of", subject=subject, predicate=predicate)]
+
     def history(
         self, subject: str, predicate: str | None = None, *, limit: int | None = None
     ) -> list[Fact]:

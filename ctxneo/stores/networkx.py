@@ -891,6 +891,17 @@ class NetworkXStore(Store):
         return out
 
     @_locked
+    def current_of(self, subject: str, predicate: str | None = None) -> list[Fact]:
+        check_text(subject, "subject")
+        if predicate is not None:
+            predicate = check_predicate(predicate)
+        self._sync()
+        if predicate is not None:
+            return sorted(self.current.get((subject, predicate), {}).values(), key=lambda f: f.seq)
+        succ = self.graph._succ.get(subject, {})
+        return sorted((f for facts in succ.values() for f in facts.values()), key=lambda f: f.seq)
+
+    @_locked
     def history(
         self, subject: str, predicate: str | None = None, *, limit: int | None = None
     ) -> list[Fact]:
