@@ -12,23 +12,27 @@ import http.server
 import json
 import os
 import re
+import socket
 import stat
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ctxneo.errors import Neo4jLaunchError
+from ctxneo.errors import ConfigError, Neo4jLaunchError, StoreUnavailable
+from ctxneo.model import NewFact
 from ctxneo.neo4j_local.server import (
     PASSWORD_FILE,
     STATE_FILE,
     LocalNeo4j,
     local_credentials,
 )
+from ctxneo.stores.neo4j import CONNECT_TIMEOUT, Neo4jStore
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -48,6 +52,51 @@ def test_a_state_file_whose_pid_is_not_our_server_is_not_a_running_server(tmp_pa
     assert server.stop() is None
     assert not (tmp_path / STATE_FILE).exists()
     assert local_credentials("bolt://127.0.0.1:1", tmp_path) is None
+
+
+# -- the driver's time limits (no server needed) ----------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_connect_timeout_is_what_the_driver_gets(monkeypatch: pytest.MonkeyPatch) -> None:
+    import neo4j
+
+    given: list[dict[str, Any]] = []
+    real = neo4j.GraphDatabase.driver
+
+    def recording(uri: str, **kwargs: Any) -> Any:
+        given.append(kwargs)
+        return real(uri, **kwargs)
+
+    monkeypatch.setattr(neo4j.GraphDatabase, "driver", recording)
+    uri = f"bolt://127.0.0.1:{_free_port()}"  # nothing listens there
+    monkeypatch.delenv("CTXNEO_NEO4J_CONNECT_TIMEOUT", raising=False)
+    for value, expected in ((None, CONNECT_TIMEOUT), ("2.5", 2.5), ("60", 15.0)):
+        if value is not None:
+            monkeypatch.setenv("CTXNEO_NEO4J_CONNECT_TIMEOUT", value)
+        store = Neo4jStore(uri, password="x")
+        assert store.connection_timeout == expected  # never past the store's time limit
+        with pytest.raises(StoreUnavailable) as down:
+            store.connect()
+        assert str(down.value).startswith(f"cannot reach Neo4j at {uri}: ")
+        assert "\n" not in str(down.value)
+        assert given[-1]["connection_timeout"] == expected
+        assert given[-1]["connection_acquisition_timeout"] == expected
+    assert Neo4jStore(uri, connection_timeout=1).connection_timeout == 1.0  # an argument wins
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "-1", "inf", "nan"])
+def test_a_bad_connect_timeout_is_a_config_error_naming_it(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CTXNEO_NEO4J_CONNECT_TIMEOUT", value)
+    with pytest.raises(ConfigError, match=f"CTXNEO_NEO4J_CONNECT_TIMEOUT='{value}'"):
+        Neo4jStore("bolt://127.0.0.1:1")
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="making a directory another user's needs root")
@@ -198,6 +247,38 @@ def test_start_export_prints_what_a_shell_needs(local: LocalNeo4j) -> None:
     assert local_credentials(info.uri.replace("127.0.0.1", "localhost"), local.data_dir)
     assert local_credentials(f"bolt://127.0.0.1:{info.port + 1}", local.data_dir) is None
     assert local_credentials(f"bolt://example.com:{info.port}", local.data_dir) is None
+
+
+def test_a_call_while_neo4j_is_down_fails_at_the_connect_timeout_reads_included(
+    neo4j_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from urllib.parse import urlparse
+
+    from ctxneo.bench.faults import CuttingProxy
+
+    monkeypatch.setenv("CTXNEO_NEO4J_CONNECT_TIMEOUT", "1")
+    parsed = urlparse(neo4j_server.uri)
+    namespace = f"down-{uuid.uuid4().hex}"
+    with CuttingProxy((parsed.hostname or "127.0.0.1", parsed.port or 7687)) as proxy:
+        store = Neo4jStore(
+            proxy.uri, user=neo4j_server.user, password=neo4j_server.password, namespace=namespace
+        ).connect()
+        try:
+            store.remember(NewFact("Svc", "OWNED_BY", "Team_A"))
+            proxy.outage(600)  # every connection refused, as while the server is stopped
+            for call in (store.stats, lambda: store.remember(NewFact("Svc", "OWNED_BY", "B"))):
+                with pytest.raises(StoreUnavailable) as down:
+                    call()
+                # One line naming the URI; the bound that ended it is the connect
+                # timeout, not the 15 s write time limit.
+                message = str(down.value)
+                assert message.startswith(f"lost Neo4j at {proxy.uri}: ") and "\n" not in message
+                assert message.endswith("(gave up after 1 s)")
+            proxy._refusing_until = 0  # the server is back: the same store works again
+            assert store.stats()["facts"] == 1
+            store.clear()
+        finally:
+            store.close()
 
 
 def test_every_command_finds_the_local_servers_password(local: LocalNeo4j, tmp_path: Path) -> None:
