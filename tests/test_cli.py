@@ -391,6 +391,14 @@ def test_a_neo4j_that_is_down_is_one_line_naming_the_uri(uri: str) -> None:
     assert f"cannot reach Neo4j at {uri}" in line and "ctxneo neo4j start" in line
 
 
+def test_a_bad_neo4j_connect_timeout_is_a_usage_error_naming_the_variable() -> None:
+    env = {**CLEAN, "CTXNEO_NEO4J_CONNECT_TIMEOUT": "soon"}
+    result = CliRunner(env=env).invoke(main, ["stats", "--uri", "bolt://127.0.0.1:1"])
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert "CTXNEO_NEO4J_CONNECT_TIMEOUT='soon'" in line and "seconds" in line
+
+
 def test_a_routing_uri_that_is_down_prints_one_line_from_a_real_process(tmp_path: Path) -> None:
     # The driver logs its routing failures; in a real process they would reach stderr.
     ctxneo = Path(sys.executable).with_name("ctxneo")

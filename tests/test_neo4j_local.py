@@ -12,23 +12,31 @@ import http.server
 import json
 import os
 import re
+import socket
 import stat
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ctxneo.errors import Neo4jLaunchError
+from ctxneo.errors import ConfigError, Neo4jLaunchError, StoreUnavailable
+from ctxneo.model import NewFact
 from ctxneo.neo4j_local.server import (
     PASSWORD_FILE,
+    PORT_FILE,
+    REGISTRY_DIR,
     STATE_FILE,
     LocalNeo4j,
+    _register,
+    _registered,
     local_credentials,
 )
+from ctxneo.stores.neo4j import CONNECT_TIMEOUT, Neo4jStore
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -48,6 +56,121 @@ def test_a_state_file_whose_pid_is_not_our_server_is_not_a_running_server(tmp_pa
     assert server.stop() is None
     assert not (tmp_path / STATE_FILE).exists()
     assert local_credentials("bolt://127.0.0.1:1", tmp_path) is None
+
+
+@pytest.fixture
+def listening() -> Iterator[int]:
+    """A port another program listens on (as the JVM does: SO_REUSEADDR, loopback)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        yield int(s.getsockname()[1])
+
+
+def test_a_data_directorys_port_taken_by_another_program_is_one_clear_error(
+    tmp_path: Path, listening: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from ctxneo.cli import main
+
+    monkeypatch.setenv("CTXNEO_HOME", str(tmp_path / "home"))
+    data = tmp_path / "neo4j"
+    data.mkdir(mode=0o700)
+    (data / PORT_FILE).write_text(f"{listening}\n")
+    (data / PORT_FILE).chmod(0o600)
+    server = LocalNeo4j(data)
+    assert server.stored_port() == listening
+    # Refused before any jar is fetched or process launched: moving silently to
+    # another port would break every client holding the URI.
+    taken = re.escape(f"port {listening}, where the Neo4j of {data}")
+    with pytest.raises(Neo4jLaunchError, match=taken):
+        server.start()
+    result = CliRunner().invoke(main, ["neo4j", "start", "--data", str(data)])
+    assert result.exit_code == 1
+    (line,) = result.stderr.splitlines()
+    assert f"port {listening}" in line and "--port N" in line and str(data / PORT_FILE) in line
+    with pytest.raises(Neo4jLaunchError, match=f"port {listening} is taken .* another --port"):
+        LocalNeo4j(data, port=listening).start()
+    assert server.stored_port() == listening and not (data / STATE_FILE).exists()
+
+
+def test_the_port_registry_is_private_and_never_names_a_server_not_ours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("CTXNEO_HOME", str(home))
+    data = tmp_path / "neo4j"
+    data.mkdir(mode=0o700)
+    for name, text in ((PORT_FILE, "40001\n"), (PASSWORD_FILE, "secret\n")):
+        (data / name).write_text(text)
+        (data / name).chmod(0o600)
+    # A state file naming a live process that is not our launcher on that port.
+    state = {
+        "pid": os.getpid(),
+        "port": 40001,
+        "uri": "bolt://127.0.0.1:40001",
+        "data_dir": str(data),
+        "log": str(data / "neo4j.log"),
+    }
+    (data / STATE_FILE).write_text(json.dumps(state))
+    gone = tmp_path / "deleted"  # a data directory removed since it was registered
+    _register(40002, gone)
+    _register(40001, data)
+    registry = home / REGISTRY_DIR
+    assert stat.S_IMODE(registry.stat().st_mode) == 0o700
+    assert stat.S_IMODE((registry / "40001").stat().st_mode) == 0o600
+    assert sorted(p.name for p in registry.iterdir()) == ["40001"]  # the stale entry is gone
+    assert _registered(40001) == data
+    assert local_credentials("bolt://127.0.0.1:40001") is None
+    registry.chmod(0o777)  # a registry others may write to could point anywhere: ignored
+    assert _registered(40001) is None
+
+
+# -- the driver's time limits (no server needed) ----------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_connect_timeout_is_what_the_driver_gets(monkeypatch: pytest.MonkeyPatch) -> None:
+    import neo4j
+
+    given: list[dict[str, Any]] = []
+    real = neo4j.GraphDatabase.driver
+
+    def recording(uri: str, **kwargs: Any) -> Any:
+        given.append(kwargs)
+        return real(uri, **kwargs)
+
+    monkeypatch.setattr(neo4j.GraphDatabase, "driver", recording)
+    uri = f"bolt://127.0.0.1:{_free_port()}"  # nothing listens there
+    monkeypatch.delenv("CTXNEO_NEO4J_CONNECT_TIMEOUT", raising=False)
+    for value, expected in ((None, CONNECT_TIMEOUT), ("2.5", 2.5), ("60", 15.0)):
+        if value is not None:
+            monkeypatch.setenv("CTXNEO_NEO4J_CONNECT_TIMEOUT", value)
+        store = Neo4jStore(uri, password="x")
+        assert store.connection_timeout == expected  # never past the store's time limit
+        with pytest.raises(StoreUnavailable) as down:
+            store.connect()
+        assert str(down.value).startswith(f"cannot reach Neo4j at {uri}: ")
+        assert "\n" not in str(down.value)
+        assert given[-1]["connection_timeout"] == expected
+        assert given[-1]["connection_acquisition_timeout"] == expected
+    assert Neo4jStore(uri, connection_timeout=1).connection_timeout == 1.0  # an argument wins
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "-1", "inf", "nan"])
+def test_a_bad_connect_timeout_is_a_config_error_naming_it(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CTXNEO_NEO4J_CONNECT_TIMEOUT", value)
+    with pytest.raises(ConfigError, match=f"CTXNEO_NEO4J_CONNECT_TIMEOUT='{value}'"):
+        Neo4jStore("bolt://127.0.0.1:1")
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="making a directory another user's needs root")
@@ -200,6 +323,76 @@ def test_start_export_prints_what_a_shell_needs(local: LocalNeo4j) -> None:
     assert local_credentials(f"bolt://example.com:{info.port}", local.data_dir) is None
 
 
+def test_the_start_hint_names_the_data_directory_unless_it_is_the_default(
+    local: LocalNeo4j, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from ctxneo.cli import main
+
+    info = local.status()
+    assert info is not None
+    result = CliRunner().invoke(main, ["neo4j", "start", "--data", str(local.data_dir)])
+    assert result.exit_code == 0, result.output
+    # Pasted, the hint must describe this server, not the default directory's.
+    hint = f'eval "$(ctxneo neo4j start --data {local.data_dir} --export)"'
+    assert hint in result.stdout
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "neo4j-data").symlink_to(local.data_dir)  # the default data directory is this one
+    result = CliRunner(env={"CTXNEO_HOME": str(home)}).invoke(main, ["neo4j", "start"])
+    assert result.exit_code == 0, result.output
+    assert 'eval "$(ctxneo neo4j start --export)"' in result.stdout
+    assert info.uri in result.stdout and "--data" not in result.stdout
+
+
+def test_a_data_servers_uri_alone_finds_its_password(local: LocalNeo4j) -> None:
+    from click.testing import CliRunner
+
+    from ctxneo.cli import main
+
+    info = local.status()
+    assert info is not None
+    assert local.data_dir != LocalNeo4j().data_dir  # started with --data, not the default
+    # No data directory given: the registry written at start names it.
+    assert local_credentials(info.uri) == ("neo4j", local.password())
+    env = {"NEO4J_PASSWORD": "", "NEO4J_USER": "", "NEO4J_URI": ""}
+    result = CliRunner(env=env).invoke(main, ["namespaces", "--uri", info.uri])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_call_while_neo4j_is_down_fails_at_the_connect_timeout_reads_included(
+    neo4j_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from urllib.parse import urlparse
+
+    from ctxneo.bench.faults import CuttingProxy
+
+    monkeypatch.setenv("CTXNEO_NEO4J_CONNECT_TIMEOUT", "1")
+    parsed = urlparse(neo4j_server.uri)
+    namespace = f"down-{uuid.uuid4().hex}"
+    with CuttingProxy((parsed.hostname or "127.0.0.1", parsed.port or 7687)) as proxy:
+        store = Neo4jStore(
+            proxy.uri, user=neo4j_server.user, password=neo4j_server.password, namespace=namespace
+        ).connect()
+        try:
+            store.remember(NewFact("Svc", "OWNED_BY", "Team_A"))
+            proxy.outage(600)  # every connection refused, as while the server is stopped
+            for call in (store.stats, lambda: store.remember(NewFact("Svc", "OWNED_BY", "B"))):
+                with pytest.raises(StoreUnavailable) as down:
+                    call()
+                # One line naming the URI; the bound that ended it is the connect
+                # timeout, not the 15 s write time limit.
+                message = str(down.value)
+                assert message.startswith(f"lost Neo4j at {proxy.uri}: ") and "\n" not in message
+                assert message.endswith("(gave up after 1 s)")
+            proxy._refusing_until = 0  # the server is back: the same store works again
+            assert store.stats()["facts"] == 1
+            store.clear()
+        finally:
+            store.close()
+
+
 def test_every_command_finds_the_local_servers_password(local: LocalNeo4j, tmp_path: Path) -> None:
     from click.testing import CliRunner
 
@@ -228,16 +421,31 @@ def test_every_command_finds_the_local_servers_password(local: LocalNeo4j, tmp_p
 
 @pytest.mark.neo4j
 @pytest.mark.slow
-def test_a_lost_password_is_replaced_before_bolt_listens(tmp_path: Path) -> None:
-    # A server of its own: this one is stopped and restarted.
+def test_a_restart_keeps_the_port_and_a_lost_password_is_replaced_before_bolt_listens(
+    tmp_path: Path,
+) -> None:
+    # A server of its own, the only one these tests stop and restart (a start takes a
+    # minute on a busy machine): the port, the outage and the password in one restart.
     server = _started(LocalNeo4j(tmp_path / "neo4j"))
     try:
+        first = server.status()
+        assert first is not None and server.stored_port() == first.port
+        assert stat.S_IMODE(server.port_path.stat().st_mode) == 0o600
         old = server.password()
+        store = Neo4jStore(first.uri, password=old, connection_timeout=1).connect()
         server.stop()
+        with pytest.raises(StoreUnavailable) as down:
+            store.stats()  # a read, while the server is down
+        message = str(down.value)
+        assert message.startswith(f"lost Neo4j at {first.uri}: ") and "\n" not in message
+        store.close()
         server.password_path.unlink()
-        server.start()
+        again = server.start()
+        # Same data directory, same URI: a client's configuration still holds.
+        assert again.port == first.port and again.uri == first.uri
         new = server.password()
         assert new is not None and new != old
+        assert local_credentials(first.uri) == ("neo4j", new)  # found without --data
         from neo4j.exceptions import AuthError
 
         with driver(server, ("neo4j", old)) as d, pytest.raises(AuthError):

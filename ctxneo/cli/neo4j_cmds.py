@@ -17,7 +17,7 @@ data_option = click.option(
     "data_dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="The server's data directory: its databases, log, state and password; "
+    help="The server's data directory: its databases, log, state, port and password; "
     f"one directory, one server. [default: {default_data_dir()}]",
 )
 
@@ -27,9 +27,11 @@ def neo4j() -> None:
     """Run a local Neo4j 5.26 from Maven jars (Java 17, no Docker).
 
     The jars come from Maven Central (Maven is needed once). The server
-    listens on 127.0.0.1 only, with authentication on (user neo4j, a password
-    generated on the first start and kept in the data directory, readable by
-    its owner only), and its Cypher cannot read files or reach the network.
+    listens on 127.0.0.1 only, on a port chosen on the first start and kept by
+    the data directory (its URI stays valid across restarts), with
+    authentication on (user neo4j, a password generated on the first start and
+    kept in the data directory, readable by its owner only), and its Cypher
+    cannot read files or reach the network.
 
     \b
     eval "$(ctxneo neo4j start --export)"    # start it, set NEO4J_URI/USER/PASSWORD
@@ -43,9 +45,26 @@ def _exports(info: ServerInfo, password: str) -> str:
     return "export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in values.items())
 
 
+def _data_argument(info: ServerInfo) -> str:
+    """`` --data DIR`` when the server's data directory is not the default, else nothing.
+
+    A printed command must name the same server when pasted: without it,
+    ``start --export`` would start (or describe) the default directory's server.
+    """
+    data = Path(info.data_dir)
+    if data.resolve() == default_data_dir().resolve():
+        return ""
+    return f" --data {shlex.quote(str(data))}"
+
+
 @neo4j.command()
 @data_option
-@click.option("--port", type=click.IntRange(1, 65535), help="Bolt port. [default: a free one]")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    help="Bolt port; it becomes the data directory's port for later starts. "
+    "[default: the data directory's port, a free one chosen on its first start]",
+)
 @click.option("--heap", default="768m", show_default=True, help="JVM heap (-Xmx).")
 @click.option(
     "--page-cache",
@@ -73,9 +92,11 @@ def start(
 ) -> None:
     """Start a server, or report the one already running on the data directory.
 
-    The first start fetches the jars (~120 MB) with Maven and generates the
-    password; the server is ready when this returns: Bolt answers at the
-    printed URI. ctxneo commands given that URI find the password themselves.
+    The first start fetches the jars (~120 MB) with Maven, generates the
+    password and chooses the port, which later starts reuse (an error says so
+    when another program has taken it); the server is ready when this returns:
+    Bolt answers at the printed URI. ctxneo commands given that URI find the
+    password themselves.
     """
     server = LocalNeo4j(data_dir, port=port, heap=heap, page_cache_mb=page_cache_mb)
     info = server.start(log=lambda line: click.echo(line, err=True))
@@ -89,7 +110,10 @@ def start(
             f"Neo4j {NEO4J_VERSION} is up at {info.uri} (pid {info.pid}, data {info.data_dir})"
         )
         click.echo(f"  user {info.user}, password in {info.password_file}")
-        click.echo('  eval "$(ctxneo neo4j start --export)" sets NEO4J_URI, USER and PASSWORD')
+        click.echo(
+            f'  eval "$(ctxneo neo4j start{_data_argument(info)} --export)" '
+            "sets NEO4J_URI, USER and PASSWORD"
+        )
 
 
 @neo4j.command()

@@ -7,6 +7,14 @@ launcher (``CtxneoNeo4j.java``) that starts an embedded DBMS serving Bolt on
 127.0.0.1. A server's state (pid, port, URI) lives in a JSON file in its data
 directory, so ``status`` and ``stop`` work from any later process.
 
+A data directory keeps its Bolt port: the first start picks a free one and
+stores it in ``DATA/neo4j-port`` beside the password, and every later start
+listens there again, so a URI written into a client's configuration (an MCP
+server's, a shell's ``NEO4J_URI``) still works after a restart. Each start
+also records ``port -> data directory`` in a private registry under
+``$CTXNEO_HOME/neo4j-ports``, so a command given only the URI of a server
+started with ``--data DIR`` finds its password (:func:`local_credentials`).
+
 What a local server protects: the data directory is its owner's alone (mode
 0700, refused when another user owns it); authentication is on, with a
 password generated on the first start and kept in ``DATA/neo4j-password``
@@ -28,6 +36,7 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -41,6 +50,9 @@ NEO4J_VERSION = "5.26.30"
 STATE_FILE = "ctxneo-neo4j.json"
 LOG_FILE = "neo4j.log"
 PASSWORD_FILE = "neo4j-password"
+PORT_FILE = "neo4j-port"
+#: Under ctxneo_home(): one file per port of a server started here, naming its data directory.
+REGISTRY_DIR = "neo4j-ports"
 USER = "neo4j"
 _MAIN = "CtxneoNeo4j"
 
@@ -222,14 +234,37 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _ours(pid: int) -> bool:
-    """Whether ``pid`` runs this launcher for this user (so stop never signals a stranger)."""
+def _ours(pid: int, home: Path, port: int) -> bool:
+    """Whether ``pid`` runs this launcher for this user, on ``home`` and ``port``.
+
+    So stop never signals a stranger, and a password is never handed out for a
+    port because a stale state file names a pid that now runs something else
+    (or our launcher for another data directory, on another port).
+    """
     try:
-        if _MAIN.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes():
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace").split("\0")
+        if Path(f"/proc/{pid}").stat().st_uid != os.getuid():
             return False
-        return Path(f"/proc/{pid}").stat().st_uid == os.getuid()
-    except OSError:
+        at = args.index(_MAIN)
+        # The launcher's arguments: HOME_DIR PORT PAGE_CACHE_MB PASSWORD_FILE [reset].
+        # A relative HOME_DIR (an older ctxneo) is relative to the launcher's own directory.
+        launched = Path(f"/proc/{pid}/cwd") / args[at + 1]
+        return args[at + 2] == str(port) and os.path.samefile(launched, home)
+    except (OSError, ValueError, IndexError):
         return False
+
+
+def _port_free(port: int) -> bool:
+    """Whether a server could listen on 127.0.0.1:``port`` now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        # As the JVM does: connections of our last server left in TIME_WAIT do not
+        # stop a listener, while any other socket listening there does.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def _bolt_answers(uri: str, auth: tuple[str, str], timeout: float = 3.0) -> bool:
@@ -253,7 +288,7 @@ def _bolt_answers(uri: str, auth: tuple[str, str], timeout: float = 3.0) -> bool
         return False
 
 
-def _private_dir(path: Path) -> None:
+def _private_dir(path: Path, what: str = "a Neo4j data directory") -> None:
     """Make ``path`` (and missing parents) a directory only its owner can enter.
 
     Raises:
@@ -265,7 +300,7 @@ def _private_dir(path: Path) -> None:
     except FileExistsError as e:
         raise Neo4jLaunchError(f"{path} is not a directory") from e
     except OSError as e:
-        raise Neo4jLaunchError(f"cannot use {path} as a Neo4j data directory: {e.strerror}") from e
+        raise Neo4jLaunchError(f"cannot use {path} as {what}: {e.strerror}") from e
     if st.st_uid != os.getuid():
         raise Neo4jLaunchError(
             f"{path} belongs to another user (uid {st.st_uid}); a local Neo4j's data is "
@@ -282,6 +317,62 @@ def _write_private(path: Path, text: str) -> None:
         f.write(text)
 
 
+def _read_private(path: Path) -> str | None:
+    """A file of ours that nobody else can write, read without following a symlink; else None.
+
+    What comes back names a data directory or a port; another user able to
+    write it could point a lookup at a server of theirs.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd, encoding="utf-8", errors="replace") as f:
+        st = os.fstat(f.fileno())
+        if st.st_uid != os.getuid() or st.st_mode & 0o022:
+            return None
+        try:
+            return f.read().strip()
+        except OSError:
+            return None
+
+
+def _registry() -> Path:
+    return ctxneo_home() / REGISTRY_DIR
+
+
+def _registered(port: int) -> Path | None:
+    """The data directory registered for ``port`` by a start on this machine, if any."""
+    registry = _registry()
+    try:
+        st = registry.stat()
+    except OSError:
+        return None
+    # A registry another user could write to could send a lookup anywhere: ignore it.
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return None
+    text = _read_private(registry / str(port))
+    return Path(text) if text else None
+
+
+def _register(port: int, data_dir: Path) -> None:
+    """Record that ``data_dir``'s server listens on ``port``, dropping entries gone stale.
+
+    An entry is stale when the directory it names no longer keeps that port (it
+    was deleted, or moved to another port), so the registry names each port's
+    current owner only.
+    """
+    registry = _registry()
+    _private_dir(registry, "the registry of local Neo4j ports")
+    _write_private(registry / str(port), f"{data_dir}\n")
+    for entry in registry.iterdir():
+        if entry.name == str(port) or not entry.name.isdigit():
+            continue
+        named = _read_private(entry)
+        if not named or LocalNeo4j(named).stored_port() != int(entry.name):
+            entry.unlink(missing_ok=True)
+
+
 class LocalNeo4j:
     """A Neo4j server started from the jars, with its data in ``data_dir``."""
 
@@ -294,7 +385,8 @@ class LocalNeo4j:
         page_cache_mb: int = 128,
         runtime: Runtime | None = None,
     ) -> None:
-        self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+        # Absolute, as the registry and the printed hints name it: valid from any directory.
+        self.data_dir = (Path(data_dir) if data_dir is not None else default_data_dir()).absolute()
         self.port = port
         self.heap = heap
         self.page_cache_mb = page_cache_mb
@@ -307,6 +399,17 @@ class LocalNeo4j:
     @property
     def password_path(self) -> Path:
         return self.data_dir / PASSWORD_FILE
+
+    @property
+    def port_path(self) -> Path:
+        return self.data_dir / PORT_FILE
+
+    def stored_port(self) -> int | None:
+        """The Bolt port this data directory's server listens on (None before a first start)."""
+        text = _read_private(self.port_path)
+        if text is None or not text.isdigit() or not 0 < int(text) < 65536:
+            return None
+        return int(text)
 
     def password(self) -> str | None:
         """The password of user ``neo4j`` on this data directory's server (None before a start)."""
@@ -321,8 +424,10 @@ class LocalNeo4j:
             info = ServerInfo(**json.loads(self.state_path.read_text()))
         except (OSError, ValueError, TypeError):
             return None
-        # The pid may have been reused since (a reboot, a crash): it must still be our java.
-        return info if _alive(info.pid) and _ours(info.pid) else None
+        # The pid may have been reused since (a reboot, a crash): it must still be our java,
+        # serving this directory on the port the state names.
+        home = self.data_dir / "home"
+        return info if _alive(info.pid) and _ours(info.pid, home, info.port) else None
 
     def _ensure_password(self) -> bool:
         """Generate this server's password on the first start; True when it is new."""
@@ -331,17 +436,58 @@ class LocalNeo4j:
         _write_private(self.password_path, secrets.token_urlsafe(24) + "\n")
         return True
 
+    def _port(self) -> int:
+        """The port to start on: the one asked for, else the stored one, else a new free one.
+
+        Raises:
+            Neo4jLaunchError: that port is taken by another program.
+        """
+        stored = self.stored_port()
+        if self.port is not None:
+            port = self.port
+        elif stored is not None:
+            port = stored
+        else:
+            # Not a port another data directory keeps (its server may be stopped just now).
+            port = free_port()
+            for _ in range(20):
+                if _registered(port) is None:
+                    break
+                port = free_port()
+        if _port_free(port):
+            return port
+        if self.port is None:
+            # Moving silently would break every client configured with this server's URI.
+            raise Neo4jLaunchError(
+                f"port {port}, where the Neo4j of {self.data_dir} listens (kept in "
+                f"{self.port_path}), is taken by another program: stop that program, or "
+                "start with --port N to move this server to port N for good (then update "
+                "NEO4J_URI and MCP configurations)"
+            )
+        raise Neo4jLaunchError(f"port {port} is taken by another program: choose another --port")
+
     def start(self, timeout: float = 240.0, log: Log = lambda _: None) -> ServerInfo:
         """Start the server (or return the one already running) once Bolt answers.
+
+        The server listens on the data directory's port (see the module's
+        docstring); a ``port`` given to the constructor becomes that port.
 
         Raises:
             Neo4jLaunchError: Java/Maven are missing, the port is taken, or the
                 server did not become ready within ``timeout`` seconds.
         """
         _private_dir(self.data_dir)
+        # Refused now, not after the server is up: its port is recorded there once it is.
+        _private_dir(_registry(), "the registry of local Neo4j ports")
         running = self.status()
         if running is not None:
+            # A server an older ctxneo started has no stored port yet: keep the one it has.
+            if self.stored_port() is None:
+                _write_private(self.port_path, f"{running.port}\n")
+            _register(running.port, self.data_dir)
             return running
+        # Before fetching jars or launching anything: a taken port is known at once.
+        port = self._port()
         self.runtime.ensure(log)
         home = self.data_dir / "home"
         # A server made before the password existed (an older ctxneo, or the file was
@@ -350,7 +496,6 @@ class LocalNeo4j:
         password = self.password()
         if password is None:  # written just above: only a file system failing gets here
             raise Neo4jLaunchError(f"cannot read the password in {self.password_path}")
-        port = self.port or free_port()
         uri = f"bolt://127.0.0.1:{port}"
         log_path = self.data_dir / LOG_FILE
         command = [
@@ -407,6 +552,10 @@ class LocalNeo4j:
                 raise
             if ready:
                 self.state_path.write_text(json.dumps(asdict(info), indent=2))
+                # Kept only once a server listened there: a failed first start chooses again.
+                if self.stored_port() != port:
+                    _write_private(self.port_path, f"{port}\n")
+                _register(port, self.data_dir)
                 return info
             time.sleep(0.2)
         _terminate(process.pid, 10.0)
@@ -463,8 +612,12 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def local_credentials(uri: str, data_dir: Path | None = None) -> tuple[str, str] | None:
     """The user and password of the local server answering at ``uri``, if it is one.
 
-    The local server is the one ``ctxneo neo4j start`` runs on ``data_dir``
-    (default: :func:`default_data_dir`); any other URI gives ``None``.
+    The local server is the one ``ctxneo neo4j start`` runs on ``data_dir``;
+    without ``data_dir``, the one on :func:`default_data_dir` or on the data
+    directory registered for the URI's port (a server started with ``--data``).
+    Either must be running now as this user's launcher on that port, so a port
+    that another program took over never gets the password; any other URI
+    gives ``None``.
     """
     from urllib.parse import urlsplit
 
@@ -475,9 +628,15 @@ def local_credentials(uri: str, data_dir: Path | None = None) -> tuple[str, str]
         return None
     if host not in _LOOPBACK or port is None:
         return None
-    server = LocalNeo4j(data_dir)
-    info = server.status()
-    password = server.password()
-    if info is None or info.port != port or password is None:
-        return None
-    return info.user, password
+    if data_dir is not None:
+        candidates = [Path(data_dir)]
+    else:
+        registered = _registered(port)
+        candidates = [default_data_dir(), *([registered] if registered is not None else [])]
+    for candidate in candidates:
+        server = LocalNeo4j(candidate)
+        info = server.status()
+        password = server.password()
+        if info is not None and info.port == port and password is not None:
+            return info.user, password
+    return None

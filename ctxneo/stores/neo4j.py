@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 from ctxneo import cypher
 from ctxneo.errors import (
+    ConfigError,
     InvalidFactError,
     NamespaceInUse,
     StoreError,
@@ -89,6 +90,40 @@ def _wait(delay: float, deadline: float) -> bool:
         return False
     time.sleep(min(delay, left))
     return deadline - time.monotonic() > 0
+
+
+class _Retries:
+    """When a call's retry loop stops: at its time limit, or sooner when no server answers.
+
+    A transient error the server reports (a deadlock, a leader switch) is
+    retried until ``limit``; a connection that cannot be made or is lost only
+    for ``unreachable`` seconds after the first such failure in a row, so a
+    call to a Neo4j that is down fails in seconds, reads included, while an
+    outage shorter than that (a dropped connection, a proxy's blip) is still
+    ridden out. The run starts at the failure, not at the attempt: a long
+    transaction cut after minutes still gets its retries.
+    """
+
+    def __init__(self, limit: float, unreachable: float) -> None:
+        self.limit = limit
+        self.deadline = time.monotonic() + limit
+        self.unreachable = min(unreachable, limit)
+        self.waited = limit  # the bound that ended the loop, for its message
+        self._delays = _backoff()
+        self._silent_since: float | None = None
+
+    def again(self, e: BaseException) -> bool:
+        """After attempt ``e`` failed: wait, and say whether another attempt may start."""
+        from neo4j.exceptions import Neo4jError
+
+        if isinstance(e, Neo4jError):
+            self._silent_since = None  # the server answered, if with an error
+        elif self._silent_since is None:
+            self._silent_since = time.monotonic()
+        until, self.waited = self.deadline, self.limit
+        if self._silent_since is not None and self._silent_since + self.unreachable < until:
+            until, self.waited = self._silent_since + self.unreachable, self.unreachable
+        return _wait(next(self._delays), until)
 
 
 _SCHEMA_RACE_CODES = (
@@ -148,6 +183,11 @@ def _tagged(tag: str, names: Sequence[str]) -> str:
 
 #: How long a write (or a read) keeps retrying before it reports the store unavailable.
 WRITE_TIMEOUT = 15.0
+#: Seconds to wait for a Neo4j that does not answer: one connection (its TCP
+#: connect and Bolt handshake, or a wait for a pooled connection) and a call's
+#: retries while no connection can be made. ``$CTXNEO_NEO4J_CONNECT_TIMEOUT``
+#: changes it; it never exceeds a store's time limit.
+CONNECT_TIMEOUT = 5.0
 #: Rows per UNWIND when a whole memory is loaded in one transaction.
 LOAD_BATCH = 5_000
 
@@ -168,6 +208,31 @@ def _quiet_driver_logs() -> None:
         logger.addHandler(logging.NullHandler())
 
 
+def connect_timeout() -> float:
+    """``$CTXNEO_NEO4J_CONNECT_TIMEOUT`` in seconds, or :data:`CONNECT_TIMEOUT`.
+
+    Raises:
+        ConfigError: the value is not a positive number of seconds.
+    """
+    raw = os.environ.get("CTXNEO_NEO4J_CONNECT_TIMEOUT")
+    if raw is None or raw.strip() == "":
+        return CONNECT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not (0.0 < value < 1e6):  # also refuses nan and inf
+        raise ConfigError(
+            f"CTXNEO_NEO4J_CONNECT_TIMEOUT={raw!r} is not a number of seconds in (0, 1e6)"
+        )
+    return value
+
+
+def _check_seconds(value: object, what: str) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+        raise InvalidFactError(f"{what} must be a positive number of seconds, got {value!r}")
+
+
 def new_write_id() -> str:
     """A client-generated id stored with a write, to recognise it after an unanswered commit."""
     return uuid.uuid4().hex[:16]
@@ -185,14 +250,21 @@ class Neo4jStore(Store):
 
     Every write carries a client-generated write id (stored on the facts it
     creates or closes). A write is retried on transient errors and lost
-    connections until ``timeout`` seconds have passed; when a commit went out
+    connections until ``timeout`` seconds have passed (a server that cannot be
+    reached at all, until ``connection_timeout``); when a commit went out
     but its answer did not come back, the retry first looks the write id up
     under the namespace lock and returns what the committed write did, so a
     committed write is never reported as failed nor applied twice.
 
+    ``connection_timeout`` (default: :func:`connect_timeout`) bounds one
+    connection attempt and the retries of a call while Neo4j cannot be
+    reached, so a call to a server that is down fails in seconds.
+
     Raises:
-        ConfigError: the URI is not a Bolt one (see :func:`ctxneo.neo4j_uri.check_uri`).
-        InvalidFactError: the namespace or credentials are not strings.
+        ConfigError: the URI is not a Bolt one (see :func:`ctxneo.neo4j_uri.check_uri`),
+            or ``$CTXNEO_NEO4J_CONNECT_TIMEOUT`` is not a number of seconds.
+        InvalidFactError: the namespace or credentials are not strings, or a
+            time limit is not a positive number.
     """
 
     backend = "neo4j"
@@ -205,21 +277,23 @@ class Neo4jStore(Store):
         password: str | None = None,
         database: str | None = None,
         namespace: str = "default",
-        connection_timeout: float = 5.0,
+        connection_timeout: float | None = None,
         timeout: float = WRITE_TIMEOUT,
     ) -> None:
         check_namespace(namespace)
         for value, what in ((user, "user"), (password, "password"), (database, "database")):
             if value is not None:
                 check_text(value, what)
-        if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
-            raise InvalidFactError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        _check_seconds(timeout, "timeout")
+        if connection_timeout is None:
+            connection_timeout = connect_timeout()
+        _check_seconds(connection_timeout, "connection_timeout")
         self.uri = check_uri(uri)
         self.user = user
         self.password = password
         self.database = database
         self.namespace = namespace
-        self.connection_timeout = min(connection_timeout, timeout)
+        self.connection_timeout = float(min(connection_timeout, timeout))
         self.timeout = float(timeout)
         # Stems are indexed as "<tag>_<stem>" so a full-text query meets only this namespace.
         self._tag = namespace_tag(namespace)
@@ -276,7 +350,9 @@ class Neo4jStore(Store):
                 self.uri,
                 auth=auth,
                 connection_timeout=self.connection_timeout,
-                connection_acquisition_timeout=self.timeout,
+                # The acquisition includes making a new connection: bounded alike, so a
+                # server that is down fails an attempt in seconds, not at the time limit.
+                connection_acquisition_timeout=self.connection_timeout,
                 max_transaction_retry_time=0.0,  # retries are ours: they know the write id
                 notifications_min_severity="OFF",
             )
@@ -364,8 +440,7 @@ class Neo4jStore(Store):
 
         self.reads += 1
         values = {"ns": self.namespace, **params}
-        deadline = time.monotonic() + self.timeout
-        delays = _backoff()
+        retries = _Retries(self.timeout, self.connection_timeout)
         while True:
             session = self._reader()
             try:
@@ -374,8 +449,10 @@ class Neo4jStore(Store):
                 self._local.reader = None
                 if isinstance(e, Neo4jError) and not e.is_retryable():
                     raise StoreError(f"Neo4j query {name!r} failed: {e.message}") from e
-                if not _wait(next(delays), deadline):
-                    raise StoreUnavailable(self._lost(e)) from e
+                if not retries.again(e):
+                    raise StoreUnavailable(
+                        f"{self._lost(e)} (gave up after {retries.waited:g} s)"
+                    ) from e
 
     def _write(
         self,
@@ -402,14 +479,15 @@ class Neo4jStore(Store):
         from neo4j.exceptions import DriverError, IncompleteCommit, Neo4jError
 
         limit = self.timeout if timeout is None else timeout
-        deadline = time.monotonic() + limit
-        delays = _backoff()
+        retries = _Retries(limit, self.connection_timeout)
         unknown = False
         while True:
             committing = False
             try:
                 with self._session() as session:
-                    tx = session.begin_transaction(timeout=max(1.0, deadline - time.monotonic()))
+                    tx = session.begin_transaction(
+                        timeout=max(1.0, retries.deadline - time.monotonic())
+                    )
                     try:
                         if unknown and reconcile is not None:
                             found = reconcile(tx)
@@ -438,15 +516,18 @@ class Neo4jStore(Store):
                     next_seq(MAX_SEQ)  # one write's counter ran past Neo4j's largest integer
                 if isinstance(e, Neo4jError) and not e.is_retryable():
                     raise StoreError(f"Neo4j write failed: {e.message}") from e
-                if not _wait(next(delays), deadline):
+                if not retries.again(e):
                     if unknown and reconcile is not None:
                         raise WriteOutcomeUnknown(
                             f"{self._lost(e)}; a commit went unanswered and the server did not "
-                            f"answer again within {limit:g} s, so whether write {write_id} "
-                            "applied is unknown: read the memory before writing it again",
+                            f"answer again within {retries.waited:g} s, so whether write "
+                            f"{write_id} applied is unknown: read the memory before writing it "
+                            "again",
                             write_id=write_id,
                         ) from e
-                    raise StoreUnavailable(f"{self._lost(e)} (gave up after {limit:g} s)") from e
+                    raise StoreUnavailable(
+                        f"{self._lost(e)} (gave up after {retries.waited:g} s)"
+                    ) from e
 
     def _tx(self, tx: Any, name: str, **params: Any) -> list[Any]:
         return list(tx.run(cypher.load(name), {"ns": self.namespace, **params}))
@@ -695,8 +776,7 @@ class Neo4jStore(Store):
         load or write left them in). Idempotent; retried like a write."""
         from neo4j.exceptions import DriverError, Neo4jError
 
-        deadline = time.monotonic() + self.timeout
-        delays = _backoff()
+        retries = _Retries(self.timeout, self.connection_timeout)
         while True:
             try:
                 with self._session() as session:  # CALL ... IN TRANSACTIONS needs auto-commit
@@ -708,8 +788,10 @@ class Neo4jStore(Store):
                     raise StoreError(
                         f"cannot clear namespace {self.namespace!r}: {e.message}"
                     ) from e
-                if not _wait(next(delays), deadline):
-                    raise StoreUnavailable(self._lost(e)) from e
+                if not retries.again(e):
+                    raise StoreUnavailable(
+                        f"{self._lost(e)} (gave up after {retries.waited:g} s)"
+                    ) from e
 
     # -- whole memories -------------------------------------------------------------
 
