@@ -317,6 +317,10 @@ def _fork_child(memory: Memory, name: str, deadline: float, report: Path) -> int
 # -- Neo4j ----------------------------------------------------------------------------------
 
 
+#: Acknowledged writes each Neo4j writer makes at least, whatever the run's length.
+MIN_ACKNOWLEDGED = 5
+
+
 def _neo4j_run(
     connect: Callable[[str, str, float], Any],
     target: tuple[str, int],
@@ -332,19 +336,27 @@ def _neo4j_run(
     unknown = 0
     writes = 0
     lock = threading.Lock()
-    started = time.monotonic()
     with CuttingProxy(target, before=0.04, after=0.08, seed=5) as proxy:
         stores = [connect(proxy.uri, namespace, 15.0) for _ in range(writers)]
+        # The clock starts once every writer is connected, and a writer goes on past
+        # the time until it has a few acknowledged writes (within a cap): on a busy
+        # machine a short run would otherwise check nothing and report zeros.
+        started = time.monotonic()
+        cap = started + max(60.0, 10 * seconds)
 
         def writer(w: int) -> None:
             nonlocal unknown, writes
             rng = random.Random(w)
             memory = Memory(stores[w])
             i = 0
-            while time.monotonic() - started < seconds:
+            mine = 0
+            while time.monotonic() < cap and (
+                time.monotonic() - started < seconds or mine < MIN_ACKNOWLEDGED
+            ):
                 value = f"w{w}-{i}"
                 try:
                     _, batch = _write(memory, f"w{w}", i, rng)
+                    mine += 1
                     with lock:
                         acked.add(value)
                         if batch:
