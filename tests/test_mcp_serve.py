@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import select
 import socket
@@ -235,12 +236,15 @@ def test_one_streamable_http_session(tmp_path: Path) -> None:
 
 
 def test_serve_refuses_bad_options_in_one_line(tmp_path: Path) -> None:
-    runner = CliRunner(env={"NEO4J_URI": None, "CTXNEO_STORE": None})
+    home = tmp_path / "home"
+    runner = CliRunner(env={"NEO4J_URI": None, "CTXNEO_STORE": None, "CTXNEO_HOME": str(home)})
     store = str(tmp_path / "memory.jsonl")
     result = runner.invoke(cli, ["serve"])
     assert result.exit_code == 2 and "--store FILE" in result.output
     result = runner.invoke(cli, ["serve", "--store", store, "--port", "9000"])
     assert result.exit_code == 2 and "--port need --http" in result.output
+    result = runner.invoke(cli, ["serve", "--store", store, "--token-file", "t"])
+    assert result.exit_code == 2 and "--token-file need --http" in result.output
     # A host open to the network is warned about; a port in use is one clear error.
     with socket.socket() as taken:
         taken.bind(("0.0.0.0", 0))
@@ -251,6 +255,9 @@ def test_serve_refuses_bad_options_in_one_line(tmp_path: Path) -> None:
         )
     assert result.exit_code == 1
     assert "Warning: listening on 0.0.0.0" in result.stderr
+    # Beyond loopback a token is required: made where the README says, readable by you only.
+    assert (home / "http-token").stat().st_mode & 0o777 == 0o600
+    assert f"made a new token in {home / 'http-token'}" in result.stderr
     assert result.stderr.strip().splitlines()[-1] == f"Error: cannot listen on 0.0.0.0:{port}: " + (
         "Address already in use"
     )
@@ -273,3 +280,84 @@ def test_the_three_agents_example_runs_on_the_embedded_store() -> None:
     assert "from  Service_Checkout DEPENDS_ON Service_Payments [Agent_Planner, turn 2]" in out
     assert "from  Service_Payments OWNED_BY Payments_Team [Agent_Implementer, turn 4]" in out
     assert "closed  #1 Project_Atlas USES_DATABASE PostgreSQL" in out
+
+
+def _wait_listening(process: subprocess.Popen[str], host: str, port: int) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        assert process.poll() is None, process.communicate()
+        try:
+            socket.create_connection((host, port), timeout=1).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, "the HTTP server did not listen in 60 s"
+            time.sleep(0.2)
+
+
+@pytest.mark.slow
+def test_http_checks_host_origin_and_the_bearer_token_on_any_address(tmp_path: Path) -> None:
+    journal, port, token_file = tmp_path / "memory.jsonl", free_port(), tmp_path / "t" / "token"
+    host = "127.0.0.2"  # loopback, yet not one of the SDK's own three names
+    process = subprocess.Popen(
+        serve(
+            "--store", str(journal), "--http", "--host", host, "--port", str(port),
+            "--token-file", str(token_file), "--allow-host", "memory.internal",
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        _wait_listening(process, host, port)
+        assert token_file.stat().st_mode & 0o777 == 0o600
+        token = token_file.read_text().strip()
+        assert len(token) >= 40
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        }
+
+        def post(**headers: str) -> int:
+            connection = http.client.HTTPConnection(host, port, timeout=30)
+            try:
+                sent = {
+                    "Host": f"{host}:{port}",
+                    "Accept": "application/json, text/event-stream",
+                    "Content-Type": "application/json",
+                    **headers,
+                }
+                connection.request("POST", "/mcp", json.dumps(initialize), sent)
+                return connection.getresponse().status
+            finally:
+                connection.close()
+
+        bearer = f"Bearer {token}"
+        assert post() == 401
+        assert post(Authorization="Bearer wrong") == 401
+        assert post(Authorization=bearer, Host="evil.example") == 421
+        assert post(Authorization=bearer, Origin="http://evil.example") == 403
+        assert post(Authorization=bearer) == 200
+        assert post(Authorization=bearer, Host=f"memory.internal:{port}") == 200
+    finally:
+        process.terminate()
+        _, errors = process.communicate(timeout=30)
+    assert f"made a new token in {token_file}" in errors and token not in errors
+
+
+def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("secret\n")
+    token_file.chmod(0o644)
+    runner = CliRunner(env={"NEO4J_URI": None, "CTXNEO_STORE": None})
+    result = runner.invoke(
+        cli,
+        ["serve", "--store", str(tmp_path / "m.jsonl"), "--http", "--token-file", str(token_file)],
+    )
+    assert result.exit_code == 2, result.output
+    assert "can be read by others" in result.stderr and "chmod 600" in result.stderr

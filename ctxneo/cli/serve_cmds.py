@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-import ipaddress
 import socket
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ctxneo.cli.options import friendly_errors, memory_location, silent_option, store_options
 from ctxneo.errors import CtxneoError
+from ctxneo.http_guard import is_loopback, read_or_make_token
 from ctxneo.memory import Memory
 
 LOG_LEVELS = ["debug", "info", "warning", "error"]
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` only accepts connections from this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _check_port_free(host: str, port: int) -> None:
@@ -52,6 +44,21 @@ def _check_port_free(host: str, port: int) -> None:
     help="Port to listen on with --http.",
 )
 @click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="With --http: another name clients reach the server by (a Host header value, "
+    "with or without :PORT); requests naming any other host are refused. Repeatable.",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --http: require 'Authorization: Bearer <token>' with the token in this file "
+    "(made, readable only by you, when absent). Required beyond loopback, where it "
+    "defaults to ~/.ctxneo/http-token.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(LOG_LEVELS, case_sensitive=False),
     default="warning",
@@ -65,6 +72,8 @@ def serve(
     use_http: bool,
     host: str,
     port: int,
+    allow_hosts: tuple[str, ...],
+    token_file: Path | None,
     log_level: str,
     silent: bool,
     store_path: Path | None,
@@ -76,7 +85,8 @@ def serve(
 ) -> None:
     """Serve the memory to agents as MCP tools, over stdio (default) or streamable HTTP.
 
-    Tools: remember, remember_many, ask, facts, history, retract, stats. Each
+    Tools: remember, remember_many, ask, facts, history, retract, stats,
+    vocabulary, declare. Each
     MCP client starts its own server; servers on one journal (--store) or
     one Neo4j namespace share the memory and see each other's writes. In
     stdio mode only the protocol goes to stdout; messages go to stderr.
@@ -92,11 +102,12 @@ def serve(
     if not use_http:
         given = [
             f"--{name}"
-            for name in ("host", "port")
+            for name in ("host", "port", "allow_hosts", "token_file")
             if ctx.get_parameter_source(name) != click.core.ParameterSource.DEFAULT
         ]
         if given:
-            raise click.UsageError(f"{' and '.join(given)} need --http")
+            names = [g.replace("_", "-").replace("allow-hosts", "allow-host") for g in given]
+            raise click.UsageError(f"{' and '.join(names)} need --http")
     store_path, uri = memory_location(store_path, uri)
     if store_path is not None:
         path = store_path
@@ -117,11 +128,24 @@ def serve(
             f", database {database!r}" if database else ""
         )
 
+    token: str | None = None
     if use_http:
+        if token_file is None and not is_loopback(host):
+            from ctxneo.neo4j_local.server import ctxneo_home
+
+            token_file = ctxneo_home() / "http-token"
+        if token_file is not None:
+            token, made = read_or_make_token(token_file)
+            if not silent:
+                how = "made a new token in" if made else "the token is in"
+                click.echo(
+                    f"ctxneo: requests need 'Authorization: Bearer <token>'; {how} {token_file}",
+                    err=True,
+                )
         if not is_loopback(host):
             click.echo(
-                f"Warning: listening on {host}: anyone who reaches port {port} can read and "
-                "change this memory (there is no authentication)",
+                f"Warning: listening on {host}: other machines can reach port {port}; "
+                "each request needs the token (use TLS in front of it on an untrusted network)",
                 err=True,
             )
         _check_port_free(host, port)
@@ -138,13 +162,35 @@ def serve(
         click.echo(f"ctxneo: serving {name} over {where}", err=True)
     try:
         if use_http:
-            server.run("streamable-http", host=host, port=port)
+            _serve_http(server, host, port, allow_hosts, token, log_level)
         else:
             server.run("stdio")
     except KeyboardInterrupt:
         pass
     finally:
         handle.close()
+
+
+def _serve_http(
+    server: Any,
+    host: str,
+    port: int,
+    allow_hosts: Sequence[str],
+    token: str | None,
+    log_level: str,
+) -> None:
+    """The SDK's streamable HTTP app with the Host/Origin checks on for every bind
+    address (the SDK turns them on for loopback only) and the bearer token."""
+    import uvicorn
+
+    from ctxneo.http_guard import require_token, security_settings
+
+    app = server.streamable_http_app(
+        transport_security=security_settings(host, port, allow_hosts), host=host
+    )
+    if token is not None:
+        app = require_token(app, token)
+    uvicorn.run(app, host=host, port=port, log_level=log_level.lower())
 
 
 COMMANDS = [serve]
