@@ -243,6 +243,19 @@ def test_bolt_needs_the_generated_password(local: LocalNeo4j) -> None:
         assert row["user"] == "neo4j"
 
 
+def test_wrong_passwords_do_not_lock_the_owner_out(local: LocalNeo4j) -> None:
+    # Another local user trying passwords must not make the owner's next login fail.
+    from neo4j.exceptions import AuthError
+
+    password = local.password()
+    assert password is not None
+    for _ in range(6):
+        with driver(local, ("neo4j", "not-the-password")) as d, pytest.raises(AuthError):
+            d.verify_connectivity()
+    with driver(local, ("neo4j", password)) as d:
+        d.verify_connectivity()
+
+
 def test_the_password_and_data_are_their_owners_alone(local: LocalNeo4j) -> None:
     assert stat.S_IMODE(local.data_dir.stat().st_mode) == 0o700
     assert stat.S_IMODE(local.password_path.stat().st_mode) == 0o600

@@ -98,6 +98,10 @@ public final class CtxneoNeo4j {
                 .setConfig(HttpConnector.enabled, false)
                 .setConfig(HttpsConnector.enabled, false)
                 .setConfig(GraphDatabaseSettings.auth_enabled, true)
+                // No lockout after failed logins: another local user could otherwise lock
+                // the owner out by trying wrong passwords. The password is 256 random bits,
+                // so guessing gains nothing from the attempts this allows.
+                .setConfig(GraphDatabaseSettings.auth_max_failed_attempts, 0)
                 // LOAD CSV FROM 'file:///...' would read any file this user can read.
                 .setConfig(GraphDatabaseSettings.allow_file_urls, false)
                 // ... and FROM 'http://...' would make requests from this machine.

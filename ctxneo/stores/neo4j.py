@@ -340,7 +340,12 @@ class Neo4jStore(Store):
 
     def _open_driver(self) -> None:
         import neo4j
-        from neo4j.exceptions import AuthError, ConfigurationError, ServiceUnavailable
+        from neo4j.exceptions import (
+            AuthError,
+            ConfigurationError,
+            Neo4jError,
+            ServiceUnavailable,
+        )
 
         _quiet_driver_logs()
         auth = (self.user or "neo4j", self.password) if self.password else None
@@ -372,6 +377,14 @@ class Neo4jStore(Store):
         except (ConfigurationError, ValueError) as e:
             self.close()
             raise StoreUnavailable(f"bad Neo4j URI {where!r}: {_reason(e)}") from e
+        except Neo4jError as e:
+            self.close()
+            if e.code == "Neo.ClientError.Security.AuthenticationRateLimit":
+                raise StoreUnavailable(
+                    f"Neo4j at {where} locks user {self.user or 'neo4j'!r} out for a while "
+                    "after failed logins (someone tried wrong passwords): wait and try again"
+                ) from e
+            raise StoreUnavailable(f"Neo4j at {where} refused the connection: {e.message}") from e
         self._pid = os.getpid()
 
     def _create_schema(self) -> None:
