@@ -42,9 +42,13 @@ from ctxneo.mcp_results import (
     bounded,
 )
 from ctxneo.mcp_schemas import closed_schema, lean_schema, strict_problems
-from ctxneo.memory import Memory
-from ctxneo.model import Fact, NewFact
+from ctxneo.memory import MAX_QUESTION_CHARS, Memory
+from ctxneo.model import MAX_NAME_BYTES, MAX_TEXT_BYTES, Fact, NewFact
 from ctxneo.text import index_keys
+
+#: Names are at most 4 KB of UTF-8 (checked exactly later); no character is less than a
+#: byte, so a longer string is refused before anything reads it.
+MAX_NAME_CHARS = MAX_NAME_BYTES
 
 #: Lists come back at most this long unless the caller asks for more...
 DEFAULT_LIMIT = 20
@@ -88,21 +92,31 @@ Subject = Annotated[
     str,
     Field(
         description="The entity the fact is about, e.g. Service_Checkout. Stored literally: "
-        "spell an entity the same way every time."
+        "spell an entity the same way every time.",
+        max_length=MAX_NAME_CHARS,
     ),
 ]
 Predicate = Annotated[
     str,
     Field(
         description="The relation, an identifier: letters, digits and underscores, starting "
-        "with a letter, e.g. OWNED_BY, DEPENDS_ON, USES_DATABASE."
+        "with a letter, e.g. OWNED_BY, DEPENDS_ON, USES_DATABASE.",
+        max_length=MAX_NAME_CHARS,
     ),
 ]
 Object = Annotated[
-    str, Field(description="The value or the other entity, e.g. Payments_Team. Stored literally.")
+    str,
+    Field(
+        description="The value or the other entity, e.g. Payments_Team. Stored literally.",
+        max_length=MAX_NAME_CHARS,
+    ),
 ]
 Speaker = Annotated[
-    str | None, Field(description="Who states it: your agent name, e.g. Agent_Planner.")
+    str | None,
+    Field(
+        description="Who states it: your agent name, e.g. Agent_Planner.",
+        max_length=MAX_NAME_CHARS,
+    ),
 ]
 Turn = Annotated[
     Annotated[int, Number] | None,
@@ -112,7 +126,8 @@ Text = Annotated[
     str | None,
     Field(
         description="What was said when the fact was stated (one sentence): kept with it; "
-        "its words let later questions name the fact's things as people spoke of them."
+        "its words let later questions name the fact's things as people spoke of them.",
+        max_length=MAX_TEXT_BYTES,
     ),
 ]
 Multi = Annotated[
@@ -140,8 +155,12 @@ Limit = Annotated[
 class AliasIn(BaseModel):
     """A phrase questions may use for an entity."""
 
-    phrase: Annotated[str, Field(description="How people name it, e.g. the pay team.")]
-    entity: Annotated[str, Field(description="The entity, exactly as stored.")]
+    phrase: Annotated[
+        str, Field(description="How people name it, e.g. the pay team.", max_length=MAX_NAME_CHARS)
+    ]
+    entity: Annotated[
+        str, Field(description="The entity, exactly as stored.", max_length=MAX_NAME_CHARS)
+    ]
 
 
 class FactIn(BaseModel):
@@ -388,9 +407,16 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
 
     @server.tool(description=ASK, annotations=_annotations("Ask the memory", writes=False))
     def ask(
-        question: Annotated[str, Field(description="The question, in plain words.")],
+        question: Annotated[
+            str,
+            Field(description="The question, in plain words.", max_length=MAX_QUESTION_CHARS),
+        ],
         speaker: Annotated[
-            str | None, Field(description="Who asks: resolves 'I' and 'my' to this name.")
+            str | None,
+            Field(
+                description="Who asks: resolves 'I' and 'my' to this name.",
+                max_length=MAX_NAME_CHARS,
+            ),
         ] = None,
         as_of: AsOf = None,
         k: Annotated[
@@ -412,7 +438,10 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
         ] = DEFAULT_MAX_TOKENS,
         topic: Annotated[
             str | None,
-            Field(description="The entity the question is about, when you know it exactly."),
+            Field(
+                description="The entity the question is about, when you know it exactly.",
+                max_length=MAX_NAME_CHARS,
+            ),
         ] = None,
         limit: Annotated[
             int,
@@ -437,7 +466,10 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
 
     @server.tool(description=FACTS, annotations=_annotations("Facts of an entity", writes=False))
     def facts(
-        entity: Annotated[str, Field(description="The entity's name, exactly as stored.")],
+        entity: Annotated[
+            str,
+            Field(description="The entity's name, exactly as stored.", max_length=MAX_NAME_CHARS),
+        ],
         as_of: AsOf = None,
         history: Annotated[
             bool, Field(description="Include superseded and retracted facts.")
@@ -458,9 +490,13 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
         description=HISTORY, annotations=_annotations("History of a subject", writes=False)
     )
     def history(
-        subject: Annotated[str, Field(description="The subject's name, exactly as stored.")],
+        subject: Annotated[
+            str,
+            Field(description="The subject's name, exactly as stored.", max_length=MAX_NAME_CHARS),
+        ],
         predicate: Annotated[
-            str | None, Field(description="Only this relation, e.g. USES_DATABASE.")
+            str | None,
+            Field(description="Only this relation, e.g. USES_DATABASE.", max_length=MAX_NAME_CHARS),
         ] = None,
         limit: Limit = DEFAULT_LIMIT,
     ) -> FactList:
@@ -484,7 +520,11 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
         subject: Subject,
         predicate: Predicate,
         object: Annotated[
-            str | None, Field(description="Only this value; omit to close every current value.")
+            str | None,
+            Field(
+                description="Only this value; omit to close every current value.",
+                max_length=MAX_NAME_CHARS,
+            ),
         ] = None,
         limit: Limit = DEFAULT_LIMIT,
     ) -> RetractResult:
@@ -504,7 +544,10 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
     def vocabulary(
         words: Annotated[
             str | None,
-            Field(description="Words of entity names to look up; omit for predicates only."),
+            Field(
+                description="Words of entity names to look up; omit for predicates only.",
+                max_length=MAX_QUESTION_CHARS,
+            ),
         ] = None,
         limit: Limit = DEFAULT_LIMIT,
     ) -> VocabularyResult:

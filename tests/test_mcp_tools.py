@@ -381,6 +381,14 @@ def test_results_and_the_tool_list_are_compact() -> None:
         assert json.loads(text) == result.structured_content  # the same JSON, compact
         assert len(text.encode()) < 1_000 and "\n" not in text.replace("\\n", "")
         assert result.structured_content["answer"] == "Payments_Team"
+        # A huge argument is refused by the schema, and not echoed back whole.
+        for tool, arguments in [
+            ("facts", {"entity": "x" * 1_000_000}),
+            ("ask", {"question": "who " * 1_000}),
+            ("remember", {"subject": "S", "predicate": "P", "object": "y" * 10_000}),
+        ]:
+            refused = await error(client, tool, **arguments)
+            assert "at most" in refused and len(refused) < 500, refused[:500]
 
     run_client(MemoryHandle(Memory.open, "in process"), script)
 

@@ -45,6 +45,24 @@ token_scaling = lazy_module("ctxneo.bench.token_scaling")
 BACKENDS = ("networkx", "neo4j", "all")
 
 
+class _Seconds(click.FloatRange):
+    """A FloatRange that also refuses nan (every comparison with nan is false)."""
+
+    def convert(self, value: object, param: Any, ctx: Any) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if seconds != seconds:
+            self.fail("nan is not a number of seconds", param, ctx)
+        return seconds
+
+
+FINITE_SECONDS = _Seconds(1, 3600)
+
+#: bench scale sizes: a workload needs a few hundred facts, and ten million is
+#: already minutes of ingest and gigabytes of memory on a laptop.
+MIN_SCALE_FACTS = 100
+MAX_SCALE_FACTS = 10_000_000
+
+
 def _architectures(value: str) -> list[str]:
     archs = [a.strip() for a in value.split(",") if a.strip()]
     unknown = [a for a in archs if a not in harness.ARCHITECTURES]
@@ -364,6 +382,11 @@ def scale_cmd(
         counts = [int(x.replace("_", "")) for x in sizes.split(",") if x.strip()]
     except ValueError as e:
         raise click.BadParameter("expected integers like 1000,10000", param_hint="--facts") from e
+    if not counts or not all(MIN_SCALE_FACTS <= c <= MAX_SCALE_FACTS for c in counts):
+        raise click.BadParameter(
+            f"each size must be from {MIN_SCALE_FACTS:,} to {MAX_SCALE_FACTS:,} facts",
+            param_hint="--facts",
+        )
     backends = ["networkx", "neo4j"] if backend == "all" else [backend]
     connect = None
     if "neo4j" in backends:
@@ -537,8 +560,8 @@ def kgqa_cmd(
     "--seconds",
     default=8.0,
     show_default=True,
-    type=click.FloatRange(1, 3600),
-    help="How long each fault run writes.",
+    type=FINITE_SECONDS,
+    help="How long each fault run writes (1-3600).",
 )
 @click.option(
     "--updates",

@@ -265,15 +265,19 @@ class Journal:
             raise
         return True
 
-    def _open_for_writing(self) -> int:
+    def _open_for_writing(self, *, made_dirs: bool = False) -> int:
         flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | _NOFOLLOW
         try:
             fd = os.open(self.path, flags | os.O_CREAT | os.O_EXCL, FILE_MODE)
         except FileExistsError:
             return os.open(self.path, flags)
-        except FileNotFoundError:
+        except FileNotFoundError as e:
+            # Once the directories exist, "not found" means the name cannot be made
+            # there (/proc, a directory removed meanwhile): an error, not a retry.
+            if made_dirs:
+                raise self._fail("create", e) from e
             _make_dirs(self.path.parent)
-            return self._open_for_writing()
+            return self._open_for_writing(made_dirs=True)
         if self.fsync != "off":  # the new name must survive a power loss too
             _fsync_dir(self.path.parent)
         return fd
