@@ -581,3 +581,15 @@ def test_a_bad_setting_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.Monk
     assert result.exit_code == 2
     assert "CTXNEO_FSYNC='bogus' is not an fsync policy" in result.stderr
     assert not (tmp_path / "m.jsonl").exists()
+
+
+def test_stored_names_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    store = str(tmp_path / "m.jsonl")
+    out = run("remember", "Evil\x1b[2J", "OWNED_BY", "A\rB\x9b31m", "--store", store).stdout
+    assert out == "remembered #1: Evil\\x1b[2J OWNED_BY A\\rB\\x9b31m\n"
+    for args in (["facts", "Evil\x1b[2J"], ["history", "Evil\x1b[2J"], ["vocabulary"]):
+        shown = run(*args, "--store", store).stdout
+        assert "\x1b" not in shown and "\r" not in shown and "\x9b" not in shown
+    # --json keeps the names as stored: a program reads them exactly.
+    (fact,) = json.loads(run("facts", "Evil\x1b[2J", "--json", "--store", store).stdout)["facts"]
+    assert fact["subject"] == "Evil\x1b[2J" and fact["object"] == "A\rB\x9b31m"

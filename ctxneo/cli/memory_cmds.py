@@ -18,7 +18,7 @@ from ctxneo.cli.options import (
     min_confidence_option,
     store_options,
 )
-from ctxneo.cli.tables import print_table
+from ctxneo.cli.tables import echo, print_table
 from ctxneo.memory import Memory
 from ctxneo.model import Answer, Fact, NewFact
 
@@ -44,7 +44,7 @@ def _print_facts(memory: Memory, facts: list[Fact], title: str, entity: str, as_
         print_table(title, FACT_COLUMNS, [_fact_row(f) for f in facts])
     if not facts:
         # Said on stderr: stdout stays empty (or valid JSON) for a script reading it.
-        click.echo(f"{title}: none{_did_you_mean(memory, entity)}", err=True)
+        echo(f"{title}: none{_did_you_mean(memory, entity)}", err=True)
 
 
 def _did_you_mean(memory: Memory, entity: str) -> str:
@@ -53,12 +53,12 @@ def _did_you_mean(memory: Memory, entity: str) -> str:
 
 
 def _print_answer(answer: Answer, top_k: int) -> None:
-    click.echo(answer.line())
+    echo(answer.line())
     for fact in answer.evidence:
-        click.echo(f"  <- {fact.line()}")
+        echo(f"  <- {fact.line()}")
     if not answer.known and answer.candidate is not None:
         c = answer.candidate
-        click.echo(f"  best reading, not sure enough: {c.answer}  (confidence {c.confidence:.2f})")
+        echo(f"  best reading, not sure enough: {c.answer}  (confidence {c.confidence:.2f})")
     if top_k > 1:
         # The answer's own reading comes first when it has one: it is reading 1, shown above.
         others = list(answer.readings)
@@ -67,9 +67,9 @@ def _print_answer(answer: Answer, top_k: int) -> None:
             others, first = others[1:], 2
         for n, reading in enumerate(others, first):
             how = f", {reading.reading}" if reading.reading else ""
-            click.echo(f"reading {n}: {reading.answer}  (confidence {reading.confidence:.2f}{how})")
+            echo(f"reading {n}: {reading.answer}  (confidence {reading.confidence:.2f}{how})")
             for fact in reading.evidence:
-                click.echo(f"  <- {fact.line()}")
+                echo(f"  <- {fact.line()}")
 
 
 @click.command()
@@ -144,13 +144,13 @@ def remember(
         return
     for note in notes:
         # On stderr: a script reading stdout gets the same lines with or without it.
-        click.echo(f"note: {note}", err=True)
+        echo(f"note: {note}", err=True)
     if unchanged:
-        click.echo(f"unchanged: #{fact.seq} {fact.line()}")
+        echo(f"unchanged: #{fact.seq} {fact.line()}")
         return
-    click.echo(f"remembered #{fact.seq}: {fact.line()}")
+    echo(f"remembered #{fact.seq}: {fact.line()}")
     for old in closed:
-        click.echo(f"closed #{old.seq}: {old.subject} {old.predicate} {old.object}")
+        echo(f"closed #{old.seq}: {old.subject} {old.predicate} {old.object}")
 
 
 @click.command()
@@ -264,7 +264,7 @@ def retract(subject: str, predicate: str, object: str | None, as_json: bool, **s
         emit_json({"closed": [f.to_dict() for f in closed]})
     else:
         for fact in closed:
-            click.echo(f"retracted #{fact.seq}: {fact.subject} {fact.predicate} {fact.object}")
+            echo(f"retracted #{fact.seq}: {fact.subject} {fact.predicate} {fact.object}")
     if not closed:
         what = " ".join(x for x in (subject, predicate, object) if x)
         raise CommandError(f"nothing current to retract for {what}{hint}")
@@ -283,7 +283,7 @@ def alias(phrase: str, entity: str, **store: Any) -> None:
     """
     with memory_from(store) as memory:
         memory.alias(phrase, entity)
-    click.echo(f"alias: {phrase!r} -> {entity}")
+    echo(f"alias: {phrase!r} -> {entity}")
 
 
 @click.command(name="declare-multi")
@@ -366,13 +366,13 @@ def vocabulary(words: str | None, limit: int, as_json: bool, **store: Any) -> No
         print_table("predicates", ["predicate", "current", "multi", "example"], rows)
     omitted = view.predicates_total - len(view.predicates)
     if omitted:
-        click.echo(f"... and {omitted} more predicate{'s' if omitted != 1 else ''}")
+        echo(f"... and {omitted} more predicate{'s' if omitted != 1 else ''}")
     if not rows:
-        click.echo("predicates: none", err=True)
+        echo("predicates: none", err=True)
     if words is not None:
         more = " (more match: raise --limit or give more words)" if view.entities_more else ""
         found = ", ".join(view.entities) if view.entities else "none"
-        click.echo(f"entities for {words!r}: {found}{more}")
+        echo(f"entities for {words!r}: {found}{more}")
 
 
 @click.command()
@@ -387,7 +387,7 @@ def stats(as_json: bool, **store: Any) -> None:
         emit_json(counts)
     else:
         for key, value in counts.items():
-            click.echo(f"{key}: {value}")
+            echo(f"{key}: {value}")
 
 
 @click.command()
@@ -439,7 +439,7 @@ def namespaces(as_json: bool, **store: Any) -> None:
         emit_json({"namespaces": found})
         return
     if not found:
-        click.echo("no memories on this server", err=True)
+        echo("no memories on this server", err=True)
         return
     columns = ("namespace", "facts", "current", "entities", "last seq")
     rows = [

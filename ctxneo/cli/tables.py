@@ -16,12 +16,24 @@ from collections.abc import Sequence
 
 import click
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# C0, DEL and C1: a name holding ESC or CSI could clear or rewrite the user's terminal,
+# a CR or newline forge a line of output.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
 def _cell(value: str) -> str:
     return _CONTROL.sub(lambda m: _ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}"), value)
+
+
+def escaped(text: str) -> str:
+    """``text`` with its control characters shown as escapes (``\\n``, ``\\x1b``)."""
+    return _cell(text)
+
+
+def echo(text: str = "", *, err: bool = False) -> None:
+    """One line of human output, control characters in stored names escaped."""
+    click.echo(_cell(text), err=err)
 
 
 def plain_rows(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
