@@ -42,8 +42,8 @@ from ctxneo.mcp_results import (
     bounded,
 )
 from ctxneo.mcp_schemas import closed_schema, lean_schema, strict_problems
-from ctxneo.memory import MAX_QUESTION_CHARS, Memory
-from ctxneo.model import MAX_NAME_BYTES, MAX_TEXT_BYTES, Fact, NewFact
+from ctxneo.memory import Memory
+from ctxneo.model import MAX_NAME_BYTES, MAX_QUESTION_CHARS, MAX_TEXT_BYTES, Fact, NewFact
 from ctxneo.text import index_keys
 
 #: Names are at most 4 KB of UTF-8 (checked exactly later); no character is less than a

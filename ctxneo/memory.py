@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ctxneo.answering.lexicon import Lexicon
 from ctxneo.errors import InvalidFactError, StoreError
 from ctxneo.model import (
+    MAX_QUESTION_CHARS,
     Answer,
     Fact,
     NewFact,
@@ -29,9 +30,6 @@ if TYPE_CHECKING:
 
 FactLike = NewFact | Mapping[str, Any] | tuple[str, str, str]
 
-#: The longest question :meth:`Memory.ask` reads: a question, not a document
-#: (the answerer's work grows with the words; 50,000 of them took seconds).
-MAX_QUESTION_CHARS = 2_000
 #: At most this many readings per answer.
 MAX_READINGS = 50
 

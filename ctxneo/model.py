@@ -20,6 +20,9 @@ MAX_NAME_BYTES = 4_096
 MAX_NAMESPACE_BYTES = 1_024
 #: What an agent said when stating a fact: kept whole up to this size.
 MAX_TEXT_BYTES = 8_192
+#: The longest question :meth:`ctxneo.Memory.ask` reads: a question, not a document
+#: (the answerer's work grows with the words; 50,000 of them took seconds).
+MAX_QUESTION_CHARS = 2_000
 #: Neo4j integers are signed 64-bit.
 MIN_INT = -(2**63)
 MAX_INT = 2**63 - 1

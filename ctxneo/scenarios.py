@@ -13,7 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from ctxneo.errors import InvalidFactError, ScenarioError
-from ctxneo.model import NewFact, Scenario, Turn, check_predicate
+from ctxneo.model import (
+    MAX_INT,
+    MAX_NAME_BYTES,
+    MAX_QUESTION_CHARS,
+    MAX_TEXT_BYTES,
+    MIN_INT,
+    NewFact,
+    Scenario,
+    Turn,
+    check_predicate,
+)
 from ctxneo.stores.base import Store
 
 FORMAT = "ctxneo-scenarios/1"
@@ -206,6 +216,9 @@ def _parse_turn(raw: Any, position: int, fail: Any) -> Turn:
     turn_id = raw.get("turn_id")
     if not isinstance(turn_id, int) or isinstance(turn_id, bool):
         raise fail(f"turn #{position + 1}: must be an integer, got {turn_id!r}", "turn_id")
+    if not MIN_INT <= turn_id <= MAX_INT:
+        # Stored as a turn on every fact (a 64-bit integer on Neo4j): refused here, by name.
+        raise fail(f"turn #{position + 1}: must fit in 64 bits", "turn_id", turn_id)
 
     def text_field(key: str, *, required: bool = True) -> str | None:
         value = raw.get(key)
@@ -213,6 +226,9 @@ def _parse_turn(raw: Any, position: int, fail: Any) -> Turn:
             return None
         if not isinstance(value, str) or not value.strip():
             raise fail("must be a non-empty string", key, turn_id)
+        limit = MAX_TEXT_BYTES if key == "text" else MAX_NAME_BYTES
+        if len(value.encode("utf-8", "surrogatepass")) > limit:
+            raise fail(f"must be at most {limit:,} bytes of UTF-8", key, turn_id)
         return value
 
     turn_type = raw.get("turn_type")
@@ -242,6 +258,10 @@ def _parse_turn(raw: Any, position: int, fail: Any) -> Turn:
             retract=retract,
         )
     if turn_type == "query":
+        if len(text) > MAX_QUESTION_CHARS:
+            raise fail(
+                f"a question must be at most {MAX_QUESTION_CHARS:,} characters", "text", turn_id
+            )
         query_type = text_field("query_type", required=False)
         required = raw.get("required_fact_ids", [])
         if not isinstance(required, list) or not all(isinstance(f, str) for f in required):

@@ -103,6 +103,9 @@ def test_queries_without_labels_or_ground_truth_are_valid(tmp_path: Path) -> Non
         ),
         (lambda d: d["scenarios"][0]["turns"][1].update(speaker=""), 2, "speaker"),
         (lambda d: d["scenarios"][0]["turns"][1].update(ground_truth="x"), 2, "ground_truth"),
+        (lambda d: d["scenarios"][0]["turns"][2].update(text="why " * 600), 3, "text"),
+        (lambda d: d["scenarios"][0]["turns"][0].update(subject="S" * 5_000), 1, "subject"),
+        (lambda d: d["scenarios"][0]["turns"][2].update(turn_id=2**63), 2**63, "turn_id"),
     ],
 )
 def test_a_malformed_turn_is_named_by_file_scenario_turn_and_field(
