@@ -300,10 +300,14 @@ class Memory:
         return self.store.namespaces()
 
     def clear(self) -> None:
-        """Delete everything this memory holds, and nothing else.
+        """Delete everything this memory holds, and nothing else: facts, aliases and
+        multi-valued declarations; sequence numbers start again at 1.
 
-        On Neo4j only this memory's namespace is deleted; a journal records
-        the clear (its earlier lines stay in the file, and replay to nothing).
+        On Neo4j this memory's namespace (its nodes and relationships) is
+        deleted. A journal is replaced, atomically, by an empty one and its
+        ``.torn`` side file deleted, so no file of the memory keeps a cleared
+        fact; other processes sharing it see the empty memory on their next
+        read or write.
         """
         self.store.clear()
 

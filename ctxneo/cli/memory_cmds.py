@@ -326,8 +326,10 @@ def stats(as_json: bool, **store: Any) -> None:
 def clear(yes: bool, **store: Any) -> None:
     """Delete everything a memory holds (asks first).
 
-    On Neo4j only the memory's namespace is deleted, nothing else on the
-    server. A journal keeps its file: the clear is recorded in it.
+    Facts, aliases and multi-valued declarations; sequence numbers start
+    again at 1. A journal is replaced by an empty one (and its .torn file
+    deleted): no file of the memory keeps what was cleared. On Neo4j the
+    memory's namespace is deleted, nothing else on the server.
     """
     with memory_from(store, create=False) as memory:
         where = describe(memory)

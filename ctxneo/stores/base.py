@@ -180,7 +180,8 @@ class Store(ABC):
 
     @abstractmethod
     def clear(self) -> None:
-        """Delete everything this memory holds (and only that)."""
+        """Delete everything this memory holds (and only that): facts, aliases,
+        declarations and the sequence counter, which starts again at 1."""
 
     # -- the graph questions --------------------------------------------------
 
