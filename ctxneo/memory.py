@@ -175,6 +175,17 @@ class Memory:
         """
         self.store.declare_multi_valued([check_predicate(p) for p in predicates])
 
+    def withdraw_multi_valued(self, *predicates: str) -> None:
+        """Withdraw multi-valued declarations: from now on a new value of these
+        predicates closes the current ones again.
+
+        The values current now stay current until the next write of their
+        (subject, predicate) closes them all, or ``retract`` closes one. Like a
+        declaration, the withdrawal is stored with the memory, for every process;
+        a predicate that is not declared is left as it is.
+        """
+        self.store.withdraw_multi_valued([check_predicate(p) for p in predicates])
+
     def multi_valued(self) -> frozenset[str]:
         """The predicates declared multi-valued."""
         return self.store.multi_valued()

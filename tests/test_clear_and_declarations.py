@@ -1,7 +1,13 @@
-"""A clear erases: no file of a journaled memory keeps a cleared byte; a crash at any
+"""A clear erases, and a multi-valued declaration can be withdrawn.
+
+Clear: no file of a journaled memory keeps a cleared byte; a crash at any
 step leaves the old memory or the empty one; every process sharing the
 journal, whatever it had read, sees the empty memory next and writes into the
 new file. On Neo4j the namespace's nodes and relationships are gone.
+
+Withdraw: later writes of the predicate supersede again, the values current
+at the withdrawal stay, and the withdrawal is stored with the memory (in the
+journal, replayed).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from ctxneo.cli import main
 from ctxneo.errors import JournalError
@@ -415,3 +421,127 @@ def test_a_clear_on_neo4j_deletes_the_namespaces_nodes_and_relationships(
         neighbour.clear()
         store.close()
         neighbour.close()
+
+
+# -- withdrawing a multi-valued declaration ----------------------------------------------
+
+
+def test_withdrawing_makes_later_writes_supersede_and_keeps_the_current_values(
+    store: Store,
+) -> None:
+    store.declare_multi_valued(["DEPENDS_ON", "USES"])
+    store.remember(NewFact("Flow", "DEPENDS_ON", "PushGateway"))
+    store.remember(NewFact("Flow", "DEPENDS_ON", "Profile_API"))
+    store.withdraw_multi_valued(["dependsOn"])  # spelt as people write it, like a declaration
+    assert store.multi_valued() == {"USES"}
+    # Nothing closed by the withdrawal itself.
+    assert {f.object for f in store.facts_of(["Flow"])} == {"PushGateway", "Profile_API"}
+    # Re-stating a current value changes nothing, as ever.
+    assert store.remember(NewFact("Flow", "DEPENDS_ON", "Profile_API")).seq == 2
+    new = store.remember(NewFact("Flow", "DEPENDS_ON", "Queue"))
+    history = store.history("Flow", "DEPENDS_ON")
+    assert [(f.object, f.valid_to) for f in history] == [
+        ("PushGateway", new.seq),
+        ("Profile_API", new.seq),
+        ("Queue", None),
+    ]
+    store.remember(NewFact("Flow", "DEPENDS_ON", "Cache"))
+    assert [f.object for f in store.facts_of(["Flow"])] == ["Cache"]
+
+
+def test_withdrawing_what_is_not_declared_changes_nothing_and_declaring_again_works(
+    store: Store,
+) -> None:
+    store.withdraw_multi_valued(["OWNED_BY"])
+    store.withdraw_multi_valued([])
+    assert store.multi_valued() == set()
+    store.declare_multi_valued(["TAGGED"])
+    store.withdraw_multi_valued("TAGGED")
+    store.declare_multi_valued(["TAGGED"])
+    store.remember(NewFact("Doc", "TAGGED", "a"))
+    store.remember(NewFact("Doc", "TAGGED", "b"))
+    assert {f.object for f in store.facts_of(["Doc"])} == {"a", "b"}
+    assert store.multi_valued() == {"TAGGED"}
+
+
+def test_a_withdrawal_is_journaled_replayed_and_seen_by_other_processes(tmp_path: Path) -> None:
+    path = tmp_path / "memory.jsonl"
+    a, b = NetworkXStore(path), NetworkXStore(path)
+    a.declare_multi_valued(["DEPENDS_ON"])
+    a.remember(NewFact("Flow", "DEPENDS_ON", "X"))
+    a.remember(NewFact("Flow", "DEPENDS_ON", "Y"))
+    assert b.multi_valued() == {"DEPENDS_ON"}
+    a.withdraw_multi_valued(["DEPENDS_ON"])
+    assert b.multi_valued() == set()
+    b.remember(NewFact("Flow", "DEPENDS_ON", "Z"))
+    assert [f.object for f in a.facts_of(["Flow"])] == ["Z"]
+    a.close()
+    b.close()
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert {"op": "single", "predicate": "DEPENDS_ON"} in lines
+    with NetworkXStore(path) as again:
+        assert again.multi_valued() == set()
+        assert [(f.object, f.valid_to) for f in again.history("Flow")] == [
+            ("X", 3),
+            ("Y", 3),
+            ("Z", None),
+        ]
+
+
+@pytest.mark.neo4j
+def test_a_withdrawal_on_neo4j_is_seen_by_another_client(neo4j_server: Any) -> None:
+    from conftest import connect
+
+    namespace = f"withdraw-{uuid.uuid4().hex}"
+    one, two = connect(neo4j_server, namespace), connect(neo4j_server, namespace)
+    try:
+        one.declare_multi_valued(["DEPENDS_ON"])
+        one.remember(NewFact("Flow", "DEPENDS_ON", "X"))
+        one.remember(NewFact("Flow", "DEPENDS_ON", "Y"))
+        two.withdraw_multi_valued(["DEPENDS_ON"])
+        assert one.multi_valued() == set()
+        one.remember(NewFact("Flow", "DEPENDS_ON", "Z"))
+        assert [(f.object, f.valid_to) for f in two.history("Flow")] == [
+            ("X", 3),
+            ("Y", 3),
+            ("Z", None),
+        ]
+    finally:
+        one.clear()
+        one.close()
+        two.close()
+
+
+# -- the command line -----------------------------------------------------------------------
+
+
+def run(*args: str, code: int = 0) -> Result:
+    env = {"CTXNEO_STORE": None, "NEO4J_URI": None, "NEO4J_PASSWORD": None}
+    result = CliRunner(env=env).invoke(main, list(args), catch_exceptions=False)
+    assert result.exit_code == code, result.output
+    return result
+
+
+def test_declare_multi_withdraw_on_the_command_line(tmp_path: Path) -> None:
+    store = str(tmp_path / "m.jsonl")
+    run("declare-multi", "DEPENDS_ON", "USES", "--store", store)
+    run("remember", "Flow", "USES", "A", "--store", store)
+    run("remember", "Flow", "USES", "B", "--store", store)
+    assert run("declare-multi", "--withdraw", "USES", "--store", store).output == (
+        "multi-valued: DEPENDS_ON\n"
+    )
+    with Memory.open(store) as memory:
+        assert [f.object for f in memory.current("Flow", "USES")] == ["A", "B"]
+    out = run("remember", "Flow", "USES", "C", "--store", store).output
+    assert "closed #1" in out and "closed #2" in out
+    withdrawn = run("declare-multi", "--withdraw", "DEPENDS_ON", "--json", "--store", store)
+    assert json.loads(withdrawn.output) == {"multi_valued": []}
+    assert run("declare-multi", "--withdraw", "USES", "--store", store).output == (
+        "multi-valued: none\n"
+    )
+    helped = run("declare-multi", "--help").output
+    assert "--withdraw" in helped and "stay" in helped
+    missing = tmp_path / "none.jsonl"
+    failed = run("declare-multi", "--withdraw", "USES", "--store", str(missing), code=1)
+    assert failed.stderr.startswith("Error: ") and not missing.exists()
+    run("declare-multi", "--withdraw", "--store", store, code=2)

@@ -171,6 +171,14 @@ class Store(ABC):
         """Mark predicates whose values accumulate instead of replacing each other."""
 
     @abstractmethod
+    def withdraw_multi_valued(self, predicates: Iterable[str]) -> None:
+        """Withdraw declarations: later writes of these predicates supersede again.
+
+        The values current now stay current (a new value then closes them all);
+        a predicate not declared is left as it is.
+        """
+
+    @abstractmethod
     def multi_valued(self) -> frozenset[str]:
         """The predicates declared multi-valued."""
 

@@ -8,6 +8,7 @@ The first line names the format; every later line is one write::
     {"op": "close", "s": ..., "p": ..., "seq": 1, "at": 2}   fact #1 stopped holding at #2
     {"op": "tick", "at": 3}                     a sequence number used by a retraction
     {"op": "multi", "predicate": "DEPENDS_ON"}
+    {"op": "single", "predicate": "DEPENDS_ON"}  the declaration withdrawn
     {"op": "alias", "phrase": "the auth module", "entity": "AuthModule"}
     {"op": "batch", "records": [...]}           one write of several changes, all or none
 

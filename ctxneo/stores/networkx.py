@@ -83,7 +83,7 @@ LINE_CACHE = 8
 
 _T = TypeVar("_T")
 #: A change of state: a :class:`Fact` to insert, or ("close", fact, at), ("tick", at),
-#: ("multi", predicate), ("alias", phrase, entity), or ("clear",)
+#: ("multi", predicate), ("single", predicate), ("alias", phrase, entity), or ("clear",)
 #: (replayed from journals written before a clear replaced the file; never written now).
 Op = Any
 
@@ -363,6 +363,8 @@ class NetworkXStore(Store):
             return ("tick", at)
         if op == "multi":
             return ("multi", check_predicate(r["predicate"]))
+        if op == "single":
+            return ("single", check_predicate(r["predicate"]))
         if op == "alias":
             return ("alias", check_name(r["phrase"], "phrase"), check_name(r["entity"], "entity"))
         if op == "clear":
@@ -381,6 +383,8 @@ class NetworkXStore(Store):
             return {"op": "tick", "at": op[1]}
         if kind == "multi":
             return {"op": "multi", "predicate": op[1]}
+        if kind == "single":
+            return {"op": "single", "predicate": op[1]}
         if kind == "alias":
             return {"op": "alias", "phrase": op[1], "entity": op[2]}
         raise AssertionError(f"{kind!r} is not written to a journal")  # a clear replaces the file
@@ -431,6 +435,8 @@ class NetworkXStore(Store):
             self.seq = max(self.seq, op[1])
         elif kind == "multi":
             self.multi.add(op[1])
+        elif kind == "single":
+            self.multi.discard(op[1])
         elif kind == "alias":
             self._alias(op[1], op[2])
         elif kind == "clear":
@@ -669,6 +675,13 @@ class NetworkXStore(Store):
             predicates = [predicates]
         wanted = {check_predicate(p) for p in predicates}
         self._write(lambda: ([("multi", p) for p in sorted(wanted - self.multi)], None))
+
+    @_locked
+    def withdraw_multi_valued(self, predicates: Iterable[str]) -> None:
+        if isinstance(predicates, str):
+            predicates = [predicates]
+        unwanted = {check_predicate(p) for p in predicates}
+        self._write(lambda: ([("single", p) for p in sorted(unwanted & self.multi)], None))
 
     @_locked
     def multi_valued(self) -> frozenset[str]:
