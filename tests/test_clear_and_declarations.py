@@ -7,12 +7,13 @@ new file. On Neo4j the namespace's nodes and relationships are gone.
 
 Withdraw: later writes of the predicate supersede again, the values current
 at the withdrawal stay, and the withdrawal is stored with the memory (in the
-journal, replayed).
+journal, replayed; in the export).
 """
 
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import os
 import signal
@@ -28,6 +29,7 @@ from click.testing import CliRunner, Result
 
 from ctxneo.cli import main
 from ctxneo.errors import JournalError
+from ctxneo.export import journal_lines, parse_script, write_script
 from ctxneo.memory import Memory
 from ctxneo.model import NewFact
 from ctxneo.stores.base import Store
@@ -486,6 +488,28 @@ def test_a_withdrawal_is_journaled_replayed_and_seen_by_other_processes(tmp_path
             ("Y", 3),
             ("Z", None),
         ]
+
+
+def test_an_export_keeps_values_current_after_a_withdrawal(tmp_path: Path) -> None:
+    """The memory written out (journal or script) reads back the same: the two values
+    stay current although the predicate is single-valued again."""
+    source = NetworkXStore()
+    source.declare_multi_valued(["DEPENDS_ON", "USES"])
+    source.remember(NewFact("Flow", "DEPENDS_ON", "X"))
+    source.remember(NewFact("Flow", "DEPENDS_ON", "Y"))
+    source.remember(NewFact("Flow", "USES", "Lib"))
+    source.withdraw_multi_valued(["DEPENDS_ON"])
+    image = source.image()
+    path = tmp_path / "exported.jsonl"
+    path.write_text("".join(journal_lines(image)))
+    path.chmod(0o600)
+    with NetworkXStore(path) as back:
+        assert back.image() == image
+        back.remember(NewFact("Flow", "DEPENDS_ON", "Z"))  # and it supersedes both
+        assert [f.object for f in back.facts_of(["Flow"])] == ["Z", "Lib"]
+    script = io.StringIO()
+    write_script(image, script, "ns")
+    assert parse_script(script.getvalue())[1] == image
 
 
 @pytest.mark.neo4j
