@@ -31,7 +31,7 @@ import os
 import re
 import string
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -171,13 +171,33 @@ def write_script(image: MemoryImage, out: IO[str], namespace: str) -> int:
     return count
 
 
+def withdrawn(multi: Collection[str], current: Iterable[tuple[str, str]]) -> list[str]:
+    """The predicates, of the (subject, predicate) of each current fact, that hold
+    several current values of one subject though not multi-valued (declared, then
+    withdrawn: the values stay). A memory written out declares them while its facts
+    are written and withdraws them after, or replay would take it for a broken one."""
+    seen: set[tuple[str, str]] = set()
+    found: set[str] = set()
+    for key in current:
+        if key[1] not in multi:
+            if key in seen:
+                found.add(key[1])
+            seen.add(key)
+    return sorted(found)
+
+
 def journal_lines(image: MemoryImage) -> Iterator[str]:
     """``image`` as the lines of a journal the embedded store opens (each with its newline)."""
     yield HEADER
-    for p in sorted(image.multi):
+    single = withdrawn(
+        image.multi, ((f.subject, f.predicate) for f in image.facts if f.valid_to is None)
+    )
+    for p in sorted(image.multi | set(single)):
         yield json.dumps({"op": "multi", "predicate": p}) + "\n"
     for f in image.facts:
         yield json.dumps(fact_record(f), ensure_ascii=False) + "\n"
+    for p in single:
+        yield json.dumps({"op": "single", "predicate": p}) + "\n"
     for entity, phrases in image.aliases.items():
         for phrase in phrases:
             record = {"op": "alias", "phrase": phrase, "entity": entity}
@@ -489,8 +509,16 @@ def parse_script(text: str, name: str = "<script>") -> tuple[str, MemoryImage]:
     if not isinstance(multi, list) or not isinstance(last_seq, int) or isinstance(last_seq, bool):
         raise LoadFileError(f"{name}: the memory statement's seq or multi has the wrong type")
     where_memory = f"{name}, statement {len(schema) + 1}"
+    current = [  # (a value of another type is refused by the replay below, named)
+        (row["subject"], row["predicate"])
+        for _, row in facts
+        if row["valid_to"] is None
+        and isinstance(row["subject"], str)
+        and isinstance(row["predicate"], str)
+    ]
+    single = withdrawn(multi, current)
     records: list[tuple[str, dict[str, Any]]] = [
-        (where_memory, {"op": "multi", "predicate": p}) for p in multi
+        (where_memory, {"op": "multi", "predicate": p}) for p in [*multi, *single]
     ]
     facts.sort(key=lambda wr: wr[1]["seq"] if isinstance(wr[1]["seq"], int) else 0)
     records += [
@@ -512,6 +540,7 @@ def parse_script(text: str, name: str = "<script>") -> tuple[str, MemoryImage]:
         )
         for where, row in facts
     ]
+    records += [(where_memory, {"op": "single", "predicate": p}) for p in single]
     records += [
         (name, {"op": "alias", "phrase": phrase, "entity": entity})
         for entity, phrases in aliases.items()

@@ -190,6 +190,17 @@ class Memory:
         """
         self.store.declare_multi_valued([check_predicate(p) for p in predicates])
 
+    def withdraw_multi_valued(self, *predicates: str) -> None:
+        """Withdraw multi-valued declarations: from now on a new value of these
+        predicates closes the current ones again.
+
+        The values current now stay current until the next write of their
+        (subject, predicate) closes them all, or ``retract`` closes one. Like a
+        declaration, the withdrawal is stored with the memory, for every process;
+        a predicate that is not declared is left as it is.
+        """
+        self.store.withdraw_multi_valued([check_predicate(p) for p in predicates])
+
     def multi_valued(self) -> frozenset[str]:
         """The predicates declared multi-valued."""
         return self.store.multi_valued()
@@ -334,10 +345,14 @@ class Memory:
         return self.store.namespaces()
 
     def clear(self) -> None:
-        """Delete everything this memory holds, and nothing else.
+        """Delete everything this memory holds, and nothing else: facts, aliases and
+        multi-valued declarations; sequence numbers start again at 1.
 
-        On Neo4j only this memory's namespace is deleted; a journal records
-        the clear (its earlier lines stay in the file, and replay to nothing).
+        On Neo4j this memory's namespace (its nodes and relationships) is
+        deleted. A journal is replaced, atomically, by an empty one and its
+        ``.torn`` side file deleted, so no file of the memory keeps a cleared
+        fact; other processes sharing it see the empty memory on their next
+        read or write.
         """
         self.store.clear()
 

@@ -288,27 +288,39 @@ def alias(phrase: str, entity: str, **store: Any) -> None:
 
 @click.command(name="declare-multi")
 @click.argument("predicates", nargs=-1, required=True, metavar="PREDICATE...")
+@click.option(
+    "--withdraw",
+    is_flag=True,
+    help="Withdraw the declarations instead: later writes of these predicates close "
+    "the current values again; the values current now stay until then.",
+)
 @store_options
 @json_option
 @friendly_errors
-def declare_multi(predicates: tuple[str, ...], as_json: bool, **store: Any) -> None:
+def declare_multi(predicates: tuple[str, ...], withdraw: bool, as_json: bool, **store: Any) -> None:
     """Declare predicates multi-valued, once for the whole memory.
 
     A new value of a multi-valued predicate is added beside the current ones
     instead of closing them (DEPENDS_ON: a service depends on several). The
-    declaration is stored with the memory and holds for every later write;
-    without it, every predicate holds one value per subject.
+    declaration is stored with the memory and holds for every later write
+    until withdrawn (--withdraw); without it, every predicate holds one value
+    per subject. Prints the predicates multi-valued afterwards.
 
     \b
     ctxneo declare-multi DEPENDS_ON USES --store memory.jsonl
+    ctxneo declare-multi --withdraw USES --store memory.jsonl
     """
-    with memory_from(store) as memory:
-        memory.declare_multi_valued(*predicates)
+    # Withdrawing reads a memory that must exist; declaring may be its first write.
+    with memory_from(store, create=not withdraw) as memory:
+        if withdraw:
+            memory.withdraw_multi_valued(*predicates)
+        else:
+            memory.declare_multi_valued(*predicates)
         declared = sorted(memory.multi_valued())
     if as_json:
         emit_json({"multi_valued": declared})
     else:
-        click.echo(f"multi-valued: {', '.join(declared)}")
+        click.echo(f"multi-valued: {', '.join(declared) or 'none'}")
 
 
 @click.command()
@@ -397,8 +409,10 @@ def stats(as_json: bool, **store: Any) -> None:
 def clear(yes: bool, **store: Any) -> None:
     """Delete everything a memory holds (asks first).
 
-    On Neo4j only the memory's namespace is deleted, nothing else on the
-    server. A journal keeps its file: the clear is recorded in it.
+    Facts, aliases and multi-valued declarations; sequence numbers start
+    again at 1. A journal is replaced by an empty one (and its .torn file
+    deleted): no file of the memory keeps what was cleared. On Neo4j the
+    memory's namespace is deleted, nothing else on the server.
     """
     with memory_from(store, create=False) as memory:
         where = describe(memory)

@@ -186,6 +186,14 @@ class Store(ABC):
         """Mark predicates whose values accumulate instead of replacing each other."""
 
     @abstractmethod
+    def withdraw_multi_valued(self, predicates: Iterable[str]) -> None:
+        """Withdraw declarations: later writes of these predicates supersede again.
+
+        The values current now stay current (a new value then closes them all);
+        a predicate not declared is left as it is.
+        """
+
+    @abstractmethod
     def multi_valued(self) -> frozenset[str]:
         """The predicates declared multi-valued."""
 
@@ -195,7 +203,8 @@ class Store(ABC):
 
     @abstractmethod
     def clear(self) -> None:
-        """Delete everything this memory holds (and only that)."""
+        """Delete everything this memory holds (and only that): facts, aliases,
+        declarations and the sequence counter, which starts again at 1."""
 
     # -- the graph questions --------------------------------------------------
 

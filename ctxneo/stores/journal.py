@@ -8,9 +8,13 @@ The first line names the format; every later line is one write::
     {"op": "close", "s": ..., "p": ..., "seq": 1, "at": 2}   fact #1 stopped holding at #2
     {"op": "tick", "at": 3}                     a sequence number used by a retraction
     {"op": "multi", "predicate": "DEPENDS_ON"}
+    {"op": "single", "predicate": "DEPENDS_ON"}  the declaration withdrawn
     {"op": "alias", "phrase": "the auth module", "entity": "AuthModule"}
-    {"op": "clear"}                             everything before is gone
     {"op": "batch", "records": [...]}           one write of several changes, all or none
+
+A clear is not a record: it replaces the file with an empty journal (see
+:meth:`Journal.clear`). Journals from before that hold ``{"op": "clear"}``
+lines, which still replay to nothing before them.
 
 Changes of state are journaled, not commands, so a journal written from a
 Neo4j memory replays to the same facts.
@@ -43,6 +47,11 @@ What a write promises (see :meth:`Journal.append`):
   file description a child inherits, so a journal notices a new process id
   and opens the file again before touching it. Reads use ``pread``: no shared
   offset at all.
+- **A clear erases.** :meth:`Journal.clear` renames an empty journal over the
+  file (and deletes ``.torn``), so no file keeps a cleared line. Every process
+  checks under the lock that its descriptor is still the file the path names,
+  and otherwise opens the new one and reads it from the start
+  (:attr:`Journal.replaced` tells its store to rebuild).
 """
 
 from __future__ import annotations
@@ -81,6 +90,12 @@ DIR_MODE = 0o700
 LOCK_TIMEOUT = 60.0
 #: Not following a symlink at the last component of a path.
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+#: What identifies an open file: (device, inode).
+FileId = tuple[int, int]
+
+
+def _file_id(info: os.stat_result) -> FileId:
+    return info.st_dev, info.st_ino
 
 
 def shared_journal() -> bool:
@@ -206,6 +221,22 @@ class Journal:
         self._unsynced = 0  # writes since the last fdatasync (batch policy)
         self._warned_torn: int | None = None
         self.torn_tail: int = 0  # bytes after the last whole line, as last read
+        self._fd_id: FileId | None = None  # the file self._fd is open on
+        self._read_id: FileId | None = None  # the file self._offset counts in
+        #: How often the file was found replaced (a clear, here or by another
+        #: process) and reading started over: a store built from the old file
+        #: rebuilds when this changes.
+        self.replaced = 0
+
+    @property
+    def torn_path(self) -> Path:
+        """Where a torn last line is set aside."""
+        return self.path.with_name(self.path.name + ".torn")
+
+    @property
+    def clearing_path(self) -> Path:
+        """Where :meth:`clear` writes the empty journal before renaming it over the file."""
+        return self.path.with_name(self.path.name + ".clearing")
 
     # -- the file descriptor -------------------------------------------------------
 
@@ -258,11 +289,14 @@ class Journal:
             raise self._fail("open", e) from e
         try:
             check_owner(self._fd, self.path, "journal")
-        except JournalError:
+            self._fd_id = _file_id(os.fstat(self._fd))
+        except (JournalError, OSError) as e:
             os.close(self._fd)
             self._fd = None
             self._writable = False
-            raise
+            if isinstance(e, JournalError):
+                raise
+            raise self._fail("open", e) from e
         return True
 
     def _open_for_writing(self, *, made_dirs: bool = False) -> int:
@@ -305,18 +339,58 @@ class Journal:
         """Hold the journal's lock: exclusive to write, shared to read.
 
         Yields whether the file exists (a reader of a journal nobody has
-        written yet reads nothing and creates nothing).
+        written yet reads nothing and creates nothing). The lock held is the
+        lock of the file the path names: a clear that renamed a new journal
+        over it is noticed here, and the new file is opened and read from the
+        start (:attr:`replaced` counts it).
         """
-        if not self._open(write=write):
-            yield False
-            return
-        fd = self._fd
-        assert fd is not None
-        self._lock(fd, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
+        kind = fcntl.LOCK_EX if write else fcntl.LOCK_SH
+        while True:
+            if not self._open(write=write):
+                yield False
+                return
+            fd = self._fd
+            assert fd is not None
+            self._lock(fd, kind)
+            try:
+                named = self._named_id()
+            except BaseException:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                raise
+            # Checked under the lock, since a clear renames under the lock of the
+            # file it replaces: holding that lock and finding the path unchanged
+            # means no clear can replace it until we let go.
+            if named is None or named == self._fd_id:
+                break
+            # Our descriptor (and the lock just taken) is the replaced file's, which
+            # nobody writes any more: let go of it and take the new one's.
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+            self._fd, self._writable = None, False
+        if self._fd_id != self._read_id:
+            if self._read_id is not None:  # what we read is another file's: start over
+                self.rewind()
+                self.replaced += 1
+            self._read_id = self._fd_id
         try:
             yield True
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            # self._fd, not fd: clear() hands over to the new file's descriptor,
+            # whose lock it took, and closes the old one (which drops its lock).
+            if self._fd is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def _named_id(self) -> FileId | None:
+        """The file the path names now (``None``: nothing; a journal deleted by hand
+        is read and written through the descriptor as before)."""
+        try:
+            return _file_id(os.stat(self.path, follow_symlinks=False))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as e:
+            if isinstance(e, ValueError):
+                raise JournalError(f"cannot open journal {self.path!r}: {e}") from e
+            raise self._fail("open", e) from e
 
     def _lock(self, fd: int, kind: int) -> None:
         """Take the lock, waiting at most :func:`lock_timeout` seconds: the file's
@@ -352,6 +426,8 @@ class Journal:
         """Read from the start again (after a clear of every structure built from it)."""
         self._offset = self._lines = 0
         self._is_journal = False
+        self._warned_torn = None
+        self.torn_tail = 0
 
     def read_new(self) -> Iterator[tuple[int, int, dict[str, Any]]]:
         """``(line number, line offset, record)`` for each record appended since the
@@ -499,7 +575,7 @@ class Journal:
         tail = os.pread(fd, size - self._offset, self._offset)
         if not (self._is_journal or (self._offset == 0 and _HEADER_BYTES.startswith(tail))):
             raise self._not_a_journal()
-        torn = self.path.with_name(self.path.name + ".torn")
+        torn = self.torn_path
         try:
             side = os.open(
                 torn, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | _NOFOLLOW, FILE_MODE
@@ -565,6 +641,108 @@ class Journal:
         self._offset += len(line)
         self._lines += line.count(b"\n")
         return start
+
+    def clear(self) -> None:
+        """Replace the file with an empty journal, atomically, and delete ``.torn``.
+
+        Call under ``locked(write=True)`` after :meth:`read_new` (which refuses a
+        file that is not a journal). Afterwards no file of this journal holds a
+        line written before; :attr:`replaced` counts the new file.
+
+        Why a rename and not a truncation in place: the new journal is written
+        and synced under another name, then renamed over the old one, so a
+        crash at any point leaves the old file or the new one, each whole.
+        Cutting the file in place and writing a new header has a moment when
+        the file is empty; once it grows again, a process that kept its
+        offset cannot tell it from the old file. And processes with the old
+        file open read it with ``pread`` at offsets they remember, outside the
+        lock too (history reads): renamed away, it stays what they read, where
+        a file rewritten in place would not. Under the lock each finds its
+        descriptor is not the file the path names and reads the new one from
+        the start (see :meth:`locked`). The new file is locked before it is
+        renamed into place, so whoever opens it waits until this clear is done.
+
+        Raises:
+            JournalError: the file is someone else's (root's: the new one would
+                be ours, and whoever shares it could no longer open it), or the
+                system refused a step; the journal is then as it was.
+        """
+        fd = self._fd
+        assert fd is not None and self._writable
+        try:
+            old = os.fstat(fd)
+            head = os.pread(fd, len(_HEADER_BYTES), 0) if not self._is_journal else b""
+        except OSError as e:
+            raise self._fail("clear", e) from e
+        if old.st_uid != os.geteuid():
+            raise JournalError(
+                f"cannot clear journal {self.path}: it belongs to user id {old.st_uid}, and "
+                "clearing writes a new file, which would be yours; clear it as its owner"
+            )
+        if not _HEADER_BYTES.startswith(head):  # read_new refuses it first; to be sure
+            raise self._not_a_journal()
+        try:
+            # A torn line may hold a cleared fact. It is never replayed, so a
+            # crash after this leaves the old memory whole, only without it.
+            with suppress(FileNotFoundError):
+                os.unlink(self.torn_path)
+            new = self._create_clearing()
+        except OSError as e:
+            raise self._fail("clear", e) from e
+        temp = self.clearing_path
+        try:
+            fcntl.flock(new, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nobody has it open yet
+            _keep_access(new, old)
+            _write_all(new, _HEADER_BYTES)
+            if self.fsync != "off":
+                os.fsync(new)  # whole on disk before its name can be the journal's
+            new_id = _file_id(os.fstat(new))
+            os.replace(temp, self.path)  # the one step that switches memories
+        except BaseException as e:
+            os.close(new)
+            with suppress(OSError):
+                os.unlink(temp)
+            if isinstance(e, OSError):
+                raise self._fail("clear", e) from e
+            raise
+        # Hand over at once: a descriptor dropped on the floor here would keep its
+        # lock, and every process waiting for it, until this one exits.
+        self._fd, self._fd_id, self._read_id = new, new_id, new_id
+        # Closing the old descriptor drops its lock; the old file's blocks are freed
+        # once no process has it open (the others let go on their next read or write).
+        os.close(fd)
+        if self.fsync != "off":  # the rename must survive a power loss too
+            _fsync_dir(self.path.parent)
+        self.rewind()
+        self._is_journal = True
+        self._offset = len(_HEADER_BYTES)
+        self._lines = 1
+        self._unsynced = 0
+        self.replaced += 1
+
+    def _create_clearing(self) -> int:
+        """Create the file a clear writes, as a journal is created (its owner's, no
+        symlink followed). One left by a clear that crashed (a header at most)
+        is removed first: only the holder of the journal's lock makes one."""
+        temp = self.clearing_path
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW
+        try:
+            return os.open(temp, flags, FILE_MODE)
+        except FileExistsError:
+            os.unlink(temp)
+            return os.open(temp, flags, FILE_MODE)
+
+
+def _keep_access(fd: int, old: os.stat_result) -> None:
+    """Give the new journal the old one's group and permissions: a journal shared
+    through its group stays shared. Group permissions go only with the group."""
+    mode = stat.S_IMODE(old.st_mode) & 0o777
+    if os.fstat(fd).st_gid != old.st_gid:
+        try:
+            os.fchown(fd, -1, old.st_gid)
+        except PermissionError:
+            mode &= ~0o070  # another group must not gain what the old one had
+    os.fchmod(fd, mode)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -763,6 +763,23 @@ class Neo4jStore(Store):
 
         self._write(work)
 
+    def withdraw_multi_valued(self, predicates: Iterable[str]) -> None:
+        if isinstance(predicates, str):
+            predicates = [predicates]
+        unwanted = {check_predicate(p) for p in predicates}
+
+        def work(tx: Any) -> None:  # idempotent, like declare_multi_valued
+            (state,) = self._tx(tx, "lock_memory")
+            self._tx(
+                tx,
+                "set_memory",
+                seq=state["seq"],
+                multi=sorted(set(state["multi"]) - unwanted),
+                predicates=state["predicates"],
+            )
+
+        self._write(work)
+
     def multi_valued(self) -> frozenset[str]:
         (row,) = self._read("memory_info")
         return frozenset(row["multi"])

@@ -85,7 +85,8 @@ LINE_CACHE = 8
 
 _T = TypeVar("_T")
 #: A change of state: a :class:`Fact` to insert, or ("close", fact, at), ("tick", at),
-#: ("multi", predicate), ("alias", phrase, entity), ("clear",).
+#: ("multi", predicate), ("single", predicate), ("alias", phrase, entity), or ("clear",)
+#: (replayed from journals written before a clear replaced the file; never written now).
 Op = Any
 
 
@@ -207,6 +208,7 @@ class NetworkXStore(Store):
         self._journal = Journal(self.path, fsync=self.fsync) if self.path is not None else None
         self._lock = threading.RLock()
         self._closed = False
+        self._replaced = 0  # the journal's count of replaced files this state is built from
         self._reset()
         _STORES.add(self)
         if self._journal is not None:
@@ -271,6 +273,11 @@ class NetworkXStore(Store):
 
     def _catch_up(self) -> None:
         assert self._journal is not None
+        if self._journal.replaced != self._replaced:
+            # The file was cleared (replaced) since this state was built from it:
+            # the journal reads the new file from its start, so start from nothing.
+            self._reset()
+            self._replaced = self._journal.replaced
         path = self.path
         self.replay(
             (
@@ -358,6 +365,8 @@ class NetworkXStore(Store):
             return ("tick", at)
         if op == "multi":
             return ("multi", check_predicate(r["predicate"]))
+        if op == "single":
+            return ("single", check_predicate(r["predicate"]))
         if op == "alias":
             return ("alias", check_name(r["phrase"], "phrase"), check_name(r["entity"], "entity"))
         if op == "clear":
@@ -376,9 +385,11 @@ class NetworkXStore(Store):
             return {"op": "tick", "at": op[1]}
         if kind == "multi":
             return {"op": "multi", "predicate": op[1]}
+        if kind == "single":
+            return {"op": "single", "predicate": op[1]}
         if kind == "alias":
             return {"op": "alias", "phrase": op[1], "entity": op[2]}
-        return {"op": "clear"}
+        raise AssertionError(f"{kind!r} is not written to a journal")  # a clear replaces the file
 
     def _write(self, plan: Callable[[], tuple[list[Op], _T]]) -> _T:
         """Plan a change from the current state, make it durable, then apply it.
@@ -426,6 +437,8 @@ class NetworkXStore(Store):
             self.seq = max(self.seq, op[1])
         elif kind == "multi":
             self.multi.add(op[1])
+        elif kind == "single":
+            self.multi.discard(op[1])
         elif kind == "alias":
             self._alias(op[1], op[2])
         elif kind == "clear":
@@ -666,6 +679,13 @@ class NetworkXStore(Store):
         self._write(lambda: ([("multi", p) for p in sorted(wanted - self.multi)], None))
 
     @_locked
+    def withdraw_multi_valued(self, predicates: Iterable[str]) -> None:
+        if isinstance(predicates, str):
+            predicates = [predicates]
+        unwanted = {check_predicate(p) for p in predicates}
+        self._write(lambda: ([("single", p) for p in sorted(unwanted & self.multi)], None))
+
+    @_locked
     def multi_valued(self) -> frozenset[str]:
         self._sync()
         return frozenset(self.multi)
@@ -683,9 +703,19 @@ class NetworkXStore(Store):
 
     @_locked
     def clear(self) -> None:
-        # Journaled as a record, not a truncation: other processes sharing the
-        # file read it and clear too.
-        self._write(lambda: ([("clear",)], None))
+        # Not a record appended (that would keep every cleared line on disk): the
+        # journal is replaced by an empty one, which other processes notice under
+        # the lock on their next read or write (see Journal.clear and locked).
+        if self._closed:
+            raise StoreError("this memory is closed")
+        journal = self._journal
+        if journal is None or not os.path.lexists(journal.path):
+            self._reset()  # nothing on disk to erase, and a clear creates no file
+            return
+        with journal.locked(write=True):
+            self._catch_up()  # refuses a file that is not a journal, before any change
+            journal.clear()
+            self._catch_up()  # the state of the new, empty file
 
     # -- reads --------------------------------------------------------------------------
 
