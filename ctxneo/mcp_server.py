@@ -135,7 +135,7 @@ Multi = Annotated[
     Field(
         description="The predicate holds many values at once (DEPENDS_ON, HAS_MEMBER): values "
         "accumulate instead of replacing each other. Once given, the predicate stays "
-        "multi-valued in this memory."
+        "multi-valued in this memory (declare single_valued undoes it)."
     ),
 ]
 AsOf = Annotated[

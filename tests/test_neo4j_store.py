@@ -163,3 +163,4 @@ def test_the_counter_stops_at_its_end_with_nothing_written(neo4j_server: Any) ->
                 write()
         assert [f.object for f in memory.current("A")] == ["B"]
         assert len(memory.facts("A", history=True)) == 1
+        store.clear()  # other tests list the server's namespaces

@@ -88,7 +88,8 @@ def _print_answer(answer: Answer, top_k: int) -> None:
     "--multi",
     is_flag=True,
     help="Add this value beside the current ones: declares the predicate multi-valued "
-    "for the whole memory, from this write on (as declare-multi does).",
+    "for the whole memory, from this write on (as declare-multi does; declare-multi "
+    "--withdraw undoes it).",
 )
 @store_options
 @json_option
