@@ -43,7 +43,7 @@ from ctxneo.mcp_results import (
 )
 from ctxneo.mcp_schemas import closed_schema, lean_schema, strict_problems
 from ctxneo.memory import Memory
-from ctxneo.model import MAX_NAME_BYTES, MAX_QUESTION_CHARS, MAX_TEXT_BYTES, Fact, NewFact
+from ctxneo.model import MAX_NAME_BYTES, MAX_QUESTION_CHARS, MAX_TEXT_BYTES, NewFact
 from ctxneo.text import index_keys
 
 #: Names are at most 4 KB of UTF-8 (checked exactly later); no character is less than a
@@ -614,36 +614,19 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
 
 
 def _write(memory: Memory, new: list[NewFact]) -> tuple[list[StoredFact], list[FactOut], list[str]]:
-    """Write ``new`` in one batch; say which were already current, what the batch closed,
-    and which new names resemble names in use.
-
-    The closed facts are read back afterwards: those current before the write
-    whose ``valid_to`` is the sequence number of a fact this batch created, so a
-    concurrent writer's closures are never reported as ours.
-    """
-    keys = list(dict.fromkeys((f.subject, f.predicate) for f in new))
+    """Write ``new`` in one batch; say which were already current, what the batch closed
+    (from the write itself: a concurrent writer's closures are never reported as
+    ours), and which new names resemble names in use."""
     # Checked first, so a bad fact is refused before anything is read or written.
     for fact in new:
         fact.checked()
     notes = memory.resemblances(new)
-    before = {key: {f.seq for f in memory.current(*key)} for key in keys}
-    written = memory.remember_many(new)
-    stored: list[StoredFact] = []
-    created: set[int] = set()
-    seen: set[int] = set()
-    for asked, fact in zip(new, written, strict=True):
-        unchanged = fact.seq in before[(asked.subject, asked.predicate)] or fact.seq in seen
-        seen.add(fact.seq)
-        if not unchanged:
-            created.add(fact.seq)
-        stored.append(StoredFact(fact=FactOut.of(fact), unchanged=unchanged))
-    closed: list[Fact] = []
-    if created:
-        for key in keys:
-            closed += [
-                f for f in memory.history(*key) if f.seq in before[key] and f.valid_to in created
-            ]
-    return stored, [FactOut.of(f) for f in sorted(closed, key=lambda f: f.seq)], notes
+    written = memory.write(new)
+    stored = [
+        StoredFact(fact=FactOut.of(fact), unchanged=unchanged)
+        for fact, unchanged in zip(written.facts, written.unchanged(), strict=True)
+    ]
+    return stored, [FactOut.of(f) for f in written.closed], notes
 
 
 def _require_entity(memory: Memory, name: str) -> None:

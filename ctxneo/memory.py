@@ -21,7 +21,7 @@ from ctxneo.model import (
     check_predicate,
     check_text,
 )
-from ctxneo.stores.base import Store
+from ctxneo.stores.base import Store, Written
 from ctxneo.text import index_keys
 from ctxneo.vocabulary import VocabularyView, resemblances, vocabulary
 
@@ -168,9 +168,15 @@ class Memory:
 
         One write: on the journal one line, on Neo4j one transaction; all or nothing.
         """
+        return self.write(facts).facts
+
+    def write(self, facts: Iterable[FactLike]) -> Written:
+        """:meth:`remember_many`, saying what the write did: the facts as they now
+        stand, which it created (the rest were current already) and the facts
+        current before it that it closed, as the write itself saw them."""
         if isinstance(facts, (str, bytes, Mapping)) or not isinstance(facts, Iterable):
             raise InvalidFactError(f"remember_many takes an iterable of facts, got {facts!r}"[:200])
-        return self.store.remember_many([_as_new_fact(f) for f in facts])
+        return self.store.write([_as_new_fact(f) for f in facts])
 
     def retract(self, subject: str, predicate: str, object: str | None = None) -> list[Fact]:
         """Close the current value(s) of (subject, predicate), or just ``object``; return them."""

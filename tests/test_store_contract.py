@@ -375,3 +375,21 @@ def test_current_and_the_newest_of_a_history_are_read_alone(store: Store) -> Non
     assert len(store.history("Svc", "OWNED_BY")) == 6
     with pytest.raises(InvalidFactError):
         store.history("Svc", limit=0)
+
+
+def test_a_write_says_what_it_created_and_closed(store: Store) -> None:
+    store.remember(NewFact("Svc", "OWNED_BY", "Team_A"))
+    store.remember(NewFact("Svc", "RUNS_ON", "Host_1"))
+    written = store.write(
+        [
+            NewFact("Svc", "OWNED_BY", "Team_B"),  # closes Team_A, stored before
+            NewFact("Svc", "RUNS_ON", "Host_1"),  # current already: nothing written
+            NewFact("Svc", "OWNED_BY", "Team_C"),  # closes Team_B, made by this write
+            NewFact("Svc", "OWNED_BY", "Team_C"),  # stated twice
+        ]
+    )
+    assert [f.object for f in written.facts] == ["Team_B", "Host_1", "Team_C", "Team_C"]
+    assert written.unchanged() == [False, True, False, True]
+    # Only what was current before the write: Team_B was this write's own.
+    assert [(f.object, f.valid_to) for f in written.closed] == [("Team_A", written.facts[0].seq)]
+    assert written.facts[0].valid_to == written.facts[2].seq  # Team_B as it now stands

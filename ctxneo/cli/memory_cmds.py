@@ -119,20 +119,11 @@ def remember(
         notes = memory.resemblances(
             [NewFact(subject, predicate, object, speaker, turn_id, fact_id, multi, text)]
         )
-        before = memory.current(subject, predicate)
-        fact = memory.remember(
-            subject,
-            predicate,
-            object,
-            speaker=speaker,
-            turn_id=turn_id,
-            fact_id=fact_id,
-            multi=multi,
-            text=text,
+        # What the write closed, from the write itself (not read around it).
+        written = memory.write(
+            [NewFact(subject, predicate, object, speaker, turn_id, fact_id, multi, text)]
         )
-        still = {f.seq for f in memory.current(subject, predicate)}
-        closed = [f for f in before if f.seq not in still]
-    unchanged = any(f.seq == fact.seq for f in before)
+    (fact,), (unchanged,), closed = written.facts, written.unchanged(), written.closed
     if as_json:
         emit_json(
             {

@@ -143,6 +143,26 @@ class Vocabulary:
 
 
 @dataclass(frozen=True, slots=True)
+class Written:
+    """What one write did, from the write itself (not read around it, where another
+    writer's changes could be taken for its own)."""
+
+    facts: list[Fact]  # one per fact given, as it now stands
+    created: frozenset[int]  # the sequence numbers this write created
+    closed: list[Fact]  # facts current before the write that it closed, oldest first
+
+    def unchanged(self) -> list[bool]:
+        """Per fact given: whether it wrote nothing (its value was current already,
+        or stated earlier in the same write)."""
+        seen: set[int] = set()
+        out = []
+        for fact in self.facts:
+            out.append(fact.seq not in self.created or fact.seq in seen)
+            seen.add(fact.seq)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class PredicateUse:
     """How much a predicate is used: its current facts and one of them as an example."""
 
@@ -166,13 +186,17 @@ class Store(ABC):
     # -- writes ---------------------------------------------------------------
 
     @abstractmethod
-    def remember_many(self, facts: Sequence[NewFact]) -> list[Fact]:
-        """Write facts in order, with supersession; return the resulting facts.
+    def write(self, facts: Sequence[NewFact]) -> Written:
+        """Write facts in order, with supersession, as one write; say what it did.
 
         A fact whose (subject, predicate) has a current value closes it, unless
         the predicate is multi-valued (declared, or the fact says ``multi``);
         re-stating a current value writes nothing and returns the existing fact.
         """
+
+    def remember_many(self, facts: Sequence[NewFact]) -> list[Fact]:
+        """:meth:`write`, returning only the resulting facts."""
+        return self.write(facts).facts
 
     def remember(self, fact: NewFact) -> Fact:
         return self.remember_many([fact])[0]

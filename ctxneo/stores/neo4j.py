@@ -64,6 +64,7 @@ from ctxneo.stores.base import (
     PredicateUse,
     Store,
     Vocabulary,
+    Written,
     most_used,
     next_seq,
     said_of,
@@ -592,16 +593,16 @@ class Neo4jStore(Store):
 
         return self._write(work, reconcile, write_id=write_id)
 
-    def remember_many(self, facts: Sequence[NewFact]) -> list[Fact]:
+    def write(self, facts: Sequence[NewFact]) -> Written:
         for f in facts:
             if not isinstance(f, NewFact):
                 raise InvalidFactError(f"not a fact: {f!r}"[:200])
         checked = [f.checked() for f in facts]
         if not checked:
-            return []
+            return Written([], frozenset(), [])
         write_id = new_write_id()
 
-        def work(tx: Any) -> list[Fact]:
+        def work(tx: Any) -> Written:
             (state,) = self._tx(tx, "lock_memory")
             seq, multi, predicates = state["seq"], set(state["multi"]), set(state["predicates"])
             keys = sorted({(f.subject, f.predicate) for f in checked})
@@ -672,14 +673,22 @@ class Neo4jStore(Store):
                 )
             self._tx(tx, "set_memory", seq=seq, multi=sorted(multi), predicates=sorted(predicates))
             # Every fact as it now stands, closed later in this batch or not.
-            return [latest.get(f.seq, f) for f in out]
+            return Written(
+                [latest.get(f.seq, f) for f in out],
+                frozenset(created),
+                sorted((latest[c["seq"]] for c in closes), key=lambda f: f.seq),
+            )
 
-        def reconcile(tx: Any) -> list[Fact] | None:
+        def reconcile(tx: Any) -> Written | None:
             keys = sorted({(f.subject, f.predicate) for f in checked})
-            made = [_fact(r) for r in self._found(tx, keys, write_id) if r["created"]]
+            rows = self._found(tx, keys, write_id)
+            made = [_fact(r) for r in rows if r["created"]]
             if not made:
                 return None  # not applied (or it changed nothing): writing it now is right
-            return self._replayed(tx, checked, made)
+            closed = sorted((_fact(r) for r in rows if not r["created"]), key=lambda f: f.seq)
+            return Written(
+                self._replayed(tx, checked, made), frozenset(f.seq for f in made), closed
+            )
 
         return self._write(work, reconcile, write_id=write_id)
 

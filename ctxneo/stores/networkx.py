@@ -70,6 +70,7 @@ from ctxneo.stores.base import (
     MemoryImage,
     PredicateUse,
     Store,
+    Written,
     most_used,
     next_seq,
     said_of,
@@ -592,7 +593,7 @@ class NetworkXStore(Store):
     # -- writes -------------------------------------------------------------------------
 
     @_locked
-    def remember_many(self, facts: Sequence[NewFact]) -> list[Fact]:
+    def write(self, facts: Sequence[NewFact]) -> Written:
         if not isinstance(facts, Sequence) or isinstance(facts, (str, bytes)):
             raise InvalidFactError(f"remember_many takes a list of facts, got {type(facts)}")
         for f in facts:
@@ -600,9 +601,10 @@ class NetworkXStore(Store):
                 raise InvalidFactError(f"not a fact: {f!r}"[:200])
         checked = [f.checked() for f in facts]
 
-        def plan() -> tuple[list[Op], list[Fact]]:
+        def plan() -> tuple[list[Op], Written]:
             ops: list[Op] = []
             out: list[Fact] = []
+            closed_stored: list[Fact] = []
             seq = self.seq
             multi = self.multi
             added_multi: set[str] = set()
@@ -639,13 +641,16 @@ class NetworkXStore(Store):
                         for old in stored.values():
                             ops.append(("close", old, seq))
                             closed_now[old.seq] = old.closed_at(seq)
+                            closed_stored.append(closed_now[old.seq])
                         emptied.add(key)
                     last[key] = fact
                 added[(s, predicate, o)] = fact
                 ops.append(fact)
                 out.append(fact)
             # A fact closed later in the same batch is returned as it now stands.
-            return ops, ([closed_now.get(f.seq, f) for f in out] if closed_now else out)
+            now = [closed_now.get(f.seq, f) for f in out] if closed_now else out
+            created = frozenset(op.seq for op in ops if isinstance(op, Fact))
+            return ops, Written(now, created, sorted(closed_stored, key=lambda f: f.seq))
 
         return self._write(plan)
 
