@@ -606,8 +606,19 @@ class Neo4jStore(Store):
             (state,) = self._tx(tx, "lock_memory")
             seq, multi, predicates = state["seq"], set(state["multi"]), set(state["predicates"])
             keys = sorted({(f.subject, f.predicate) for f in checked})
+            # A key of a predicate multi-valued before this write only needs its own
+            # values looked up (a fact that declares it in this batch may follow one
+            # that still closes every current value, so that key is read whole).
+            many = set(multi)
+            objects: dict[tuple[str, str], set[str]] = {}
+            for f in checked:
+                objects.setdefault((f.subject, f.predicate), set()).add(f.object)
+            wanted = [
+                {"s": s, "p": p, "objects": sorted(objects[s, p]) if p in many else None}
+                for s, p in keys
+            ]
             current: dict[tuple[str, str], list[Fact]] = {}
-            for row in self._tx(tx, "current_of_keys", keys=[{"s": s, "p": p} for s, p in keys]):
+            for row in self._tx(tx, "current_of_keys", keys=wanted):
                 current.setdefault((row["s"], row["p"]), []).append(_fact(row))
             for facts_ in current.values():
                 facts_.sort(key=lambda f: f.seq)
