@@ -344,7 +344,16 @@ def _neo4j_run(
         started = time.monotonic()
         cap = started + max(60.0, 10 * seconds)
 
+        died: list[BaseException] = []
+
         def writer(w: int) -> None:
+            try:
+                write_until_done(w)
+            except BaseException as e:  # reported by the run: a dead writer checks nothing
+                with lock:
+                    died.append(e)
+
+        def write_until_done(w: int) -> None:
             nonlocal unknown, writes
             rng = random.Random(w)
             memory = Memory(stores[w])
@@ -371,13 +380,50 @@ def _neo4j_run(
                     writes += 1
                 i += 1
 
+        writing = threading.Event()
+        writing.set()
+        reads = [0, 0]  # reads, reads that saw a key with zero or two current values
+
+        def reader() -> None:
+            try:
+                read_until_done()
+            except BaseException as e:
+                with lock:
+                    died.append(e)
+
+        def read_until_done() -> None:
+            # Beside the writers, straight to the server (no cuts): every read of a key
+            # once written must see exactly one current value.
+            with connect(f"bolt://{target[0]}:{target[1]}", namespace, 15.0) as store:
+                memory = Memory(store)
+                seen: set[str] = set()
+                while writing.is_set():
+                    for k in range(KEYS):
+                        key = f"K{k}"
+                        n = len(memory.current(key, "HAS_VALUE"))
+                        with lock:
+                            reads[0] += 1
+                            if n > 1 or (n == 0 and key in seen):
+                                reads[1] += 1
+                        if n:
+                            seen.add(key)
+
         threads = [threading.Thread(target=writer, args=(w,)) for w in range(writers)]
+        watcher = threading.Thread(target=reader)
         for t in threads:
             t.start()
+        watcher.start()
         time.sleep(seconds / 2)
         proxy.outage(1.5)
         for t in threads:
             t.join()
+        writing.clear()
+        watcher.join()
+        if died:
+            for s in stores:
+                s.close()
+            what = f"{type(died[0]).__name__}: {died[0]}"[:300]
+            raise CtxneoError(f"a Neo4j writer or the reader died: {what}") from died[0]
         reconciled = sum(s.reconciled for s in stores)
         for s in stores:
             s.close()
@@ -398,6 +444,8 @@ def _neo4j_run(
         "outages": counts.outages,
         "reconciled": reconciled,
         "outcome_unknown": unknown,
+        "reads": reads[0],
+        "reads_torn": reads[1],
         "replays": 1,
         **_verdict(facts, acked, refused, batches),
         "seconds": round(time.monotonic() - started, 1),
@@ -523,7 +571,7 @@ def run(
             "double_current_keys",
             "seq_errors",
         )
-    ) and all(row["replays"] for row in rows)
+    ) and all(row["replays"] and not row.get("reads_torn") for row in rows)
     return result
 
 
@@ -540,6 +588,7 @@ COLUMNS = (
     ("refused_but_stored", "refused but stored"),
     ("partial", "partial batches"),
     ("double_current_keys", "double-current keys"),
+    ("reads_torn", "reads seeing 0 or 2 current"),
 )
 
 
@@ -549,7 +598,9 @@ def markdown(result: dict[str, Any]) -> str:
         "| " + " | ".join(label for _, label in COLUMNS) + " |",
         "|" + "---|" * len(COLUMNS),
     ]
-    lines += ["| " + " | ".join(_cell(row[k]) for k, _ in COLUMNS) + " |" for row in result["rows"]]
+    lines += [
+        "| " + " | ".join(_cell(row.get(k)) for k, _ in COLUMNS) + " |" for row in result["rows"]
+    ]
     lines += ["", *_notes(result)]
     costs = costs_markdown(result)
     return "\n".join(lines) + (f"\n\n{costs}" if costs else "")
@@ -574,6 +625,8 @@ def costs_markdown(result: dict[str, Any]) -> str:
 
 
 def _cell(value: Any) -> str:
+    if value is None:
+        return "–"
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
@@ -586,7 +639,8 @@ def _notes(result: dict[str, Any]) -> list[str]:
                 f"{row['answer_lost_after_commit']} COMMIT answers lost after the server "
                 f"applied them ({row['reconciled']} writes found applied by their write id on "
                 f"retry), {row['outages']} outage(s) of 1.5 s; {row['outcome_unknown']} writes "
-                "left with an unknown outcome."
+                f"left with an unknown outcome; a reader beside them read a contested key "
+                f"{row['reads']:,} times."
             )
     notes.append(
         "Every check is zero; every memory read back whole (journals replayed with their "
@@ -620,7 +674,7 @@ def table(result: dict[str, Any]) -> Any:
     for key, label in COLUMNS:
         out.add_column(label, justify="left" if key in ("backend", "fault") else "right")
     for row in result["rows"]:
-        out.add_row(*(_cell(row[k]) for k, _ in COLUMNS))
+        out.add_row(*(_cell(row.get(k)) for k, _ in COLUMNS))
     out.caption = "\n".join(_notes(result))
     return out
 

@@ -49,6 +49,14 @@ class Memory:
         self._reader: Reader | None = None
         self._reader_lock = threading.Lock()
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Sent to a multiprocessing child: the store and the lexicon travel; the
+        # reader is made again there at its first question.
+        return {"store": self.store, "lexicon": self._lexicon}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["store"], lexicon=state["lexicon"])  # type: ignore[misc]
+
     @property
     def _answerer(self) -> Reader:
         """The reader, made at the first question: it loads numpy and the fitted

@@ -60,6 +60,7 @@ def test_every_imported_distribution_is_a_dependency() -> None:
         "psutil": "psutil",
         "mcp": "mcp",
         "pydantic": "pydantic",
+        "uvicorn": "uvicorn",
         "numpy": "numpy",
     }
     declared = {

@@ -50,3 +50,5 @@ def test_neo4j_under_cut_connections_loses_and_doubles_nothing(neo4j_server: Any
     (row,) = _run(*args)["rows"]
     assert all(row[k] == 0 for k in ZERO), row
     assert row["acknowledged"] > 0 and row["outcome_unknown"] == 0
+    # A reader beside the writers never saw a contested key with zero or two values.
+    assert row["reads"] > 0 and row["reads_torn"] == 0
