@@ -59,6 +59,10 @@ _MAIN = "CtxneoNeo4j"
 Log = Callable[[str], None]
 
 
+#: Seconds between the "still starting" lines of a start.
+PROGRESS_EVERY = 10.0
+
+
 def ctxneo_home() -> Path:
     """Where ctxneo keeps jars and the default server data: ``$CTXNEO_HOME`` or ~/.ctxneo."""
     return Path(os.environ.get("CTXNEO_HOME") or Path.home() / ".ctxneo")
@@ -536,8 +540,14 @@ class LocalNeo4j:
             str(log_path),
             password_file=str(self.password_path),
         )
-        deadline = time.monotonic() + timeout
+        started = time.monotonic()
+        deadline = started + timeout
+        next_note = started + PROGRESS_EVERY
         while time.monotonic() < deadline:
+            if time.monotonic() >= next_note:
+                # A first start takes a minute on a small machine: say it is still going.
+                log(f"still starting ({time.monotonic() - started:.0f} s)...")
+                next_note += PROGRESS_EVERY
             if process.poll() is not None:
                 raise Neo4jLaunchError(
                     f"Neo4j exited with code {process.returncode} while starting; "
