@@ -307,3 +307,21 @@ def test_an_unknown_reason_names_the_entity_side_cause(memory: Memory) -> None:
     clear = memory.ask("Who owns Service_Payments?", min_confidence=0.99)
     assert clear.reason.startswith("not sure enough (confidence ")
     assert "entit" not in clear.reason and "Payments_Team" in clear.reason
+
+
+def test_the_entity_side_cause_is_named_for_each_way_a_question_can_miss() -> None:
+    from ctxneo.answering.linking import Anchor
+    from ctxneo.answering.reader import _unclear_entity
+
+    def anchor(name: str, p: float) -> Anchor:
+        return Anchor(name, frozenset({0}), 0.5, False, (), p)
+
+    assert _unclear_entity([]) == "no entity of the question was found in memory"
+    assert _unclear_entity([anchor("Pump_09", 0.2)]) == (
+        "no entity is named clearly enough (the words fit Pump_09)"
+    )
+    several = [anchor(f"Svc_{i}", 0.3) for i in range(5)]
+    assert _unclear_entity(several) == (
+        "the words fit several entities (Svc_0, Svc_1, Svc_2 and 2 more)"
+    )
+    assert _unclear_entity([anchor("Svc_0", 0.3), anchor("Svc_1", 0.9)]) == ""
