@@ -809,31 +809,48 @@ class NetworkXStore(Store):
         return facts
 
     def _touching_through(
-        self, entity: str, predicates: Iterable[str], limit: int | None
+        self,
+        entity: str,
+        predicates: Iterable[str],
+        limit: int | None,
+        before: int | None = None,
     ) -> list[Fact]:
-        """The current facts of ``predicates`` touching ``entity``: at most the newest
-        ``limit`` (``None``: all) of each index entry read, so a hub costs ``limit``. An
-        entry holds its facts oldest first: facts are only ever added, each with a new,
-        higher sequence number (a closed and restated value is a new key)."""
-        facts: list[Fact] = []
+        """The current facts of ``predicates`` touching ``entity`` (written at or before
+        ``before``, when given): at most the newest ``limit`` (``None``: all) of each
+        index entry read, so a hub costs ``limit``. An entry holds its facts oldest
+        first: facts are only ever added, each with a new, higher sequence number (a
+        closed and restated value is a new key)."""
+
+        def newest(entry: dict[Any, Fact], skip_self: bool = False) -> Iterable[Fact]:
+            facts: Iterable[Fact] = reversed(entry.values())
+            if before is not None or skip_self:
+                facts = (
+                    f
+                    for f in facts
+                    if (before is None or f.seq <= before)
+                    and not (skip_self and f.subject == entity)
+                )
+            return facts if limit is None else itertools.islice(facts, limit)
+
+        found: list[Fact] = []
         for p in predicates:
             out = self.current.get((entity, p))
             if out:
-                if limit is None or len(out) <= limit:
-                    facts += out.values()
-                else:
-                    facts += itertools.islice(reversed(out.values()), limit)
+                found += newest(out)
             pointing = self.current_pointing.get((entity, p))
             if pointing:
-                if out and entity in out:  # a self-loop: seen from the subject's side
-                    facts += itertools.islice(
-                        (f for f in reversed(pointing.values()) if f.subject != entity), limit
-                    )
-                elif limit is None or len(pointing) <= limit:
-                    facts += pointing.values()
-                else:
-                    facts += itertools.islice(reversed(pointing.values()), limit)
-        return facts
+                # A self-loop is seen from the subject's side.
+                found += newest(pointing, skip_self=bool(out and entity in out))
+        return found
+
+    def _hub(self, entity: str, limit: int) -> bool:
+        """Whether ``entity`` has more neighbours than a read of ``limit`` facts and than
+        there are predicates: then reading each predicate's newest few costs less."""
+        succ = self.graph._succ.get(entity)
+        if succ is None:
+            return False
+        neighbours = len(succ) + len(self.graph._pred[entity])
+        return neighbours > limit and neighbours > len(self.current_by_predicate)
 
     def _current_adjacent(
         self, entity: str, limit: int, predicates: Sequence[str] | None
@@ -843,8 +860,7 @@ class NetworkXStore(Store):
             succ = self.graph._succ.get(entity)
             if succ is None:
                 return []
-            neighbours = len(succ) + len(self.graph._pred[entity])
-            if neighbours <= limit or neighbours <= len(self.current_by_predicate):
+            if not self._hub(entity, limit):
                 return _newest(self._touching(entity), limit)
             # A hub: the newest few of each predicate's index entries, not all its facts.
             predicates = list(self.current_by_predicate)
@@ -860,6 +876,15 @@ class NetworkXStore(Store):
     ) -> list[Fact]:
         if not history and as_of is None:  # current facts only: the common read
             return self._current_adjacent(entity, limit, predicates)
+        if predicates is None and self._hub(entity, limit):
+            # The newest `limit` of each predicate's index entries, not every fact of the
+            # hub: the newest `limit` of all are among them. (With history, current facts
+            # count whatever as_of, as below.)
+            live = self._touching_through(
+                entity, list(self.current_by_predicate), limit, None if history else as_of
+            )
+            closed = self._held_at(self._closed_by_entity.get(entity, ()), as_of, history)
+            return self._pick(live, closed, limit)
         touching = (
             self._touching(entity)
             if predicates is None
