@@ -307,9 +307,6 @@ class Memory:
 
     def current(self, subject: str, predicate: str | None = None) -> list[Fact]:
         """The current facts of ``subject`` (and ``predicate``), oldest first."""
-        check_text(subject, "subject")
-        if predicate is not None:
-            predicate = check_predicate(predicate)
         return self.store.current_of(subject, predicate)
 
     def history(
@@ -317,11 +314,6 @@ class Memory:
     ) -> list[Fact]:
         """Every fact of ``subject`` (and ``predicate``), current and closed, oldest first;
         the newest ``limit`` of them when given."""
-        check_text(subject, "subject")
-        if predicate is not None:
-            predicate = check_predicate(predicate)
-        if limit is not None:
-            check_int(limit, "limit", minimum=1)
         return self.store.history(subject, predicate, limit=limit)
 
     def facts(self, entity: str, *, as_of: int | None = None, history: bool = False) -> list[Fact]:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ctxneo.errors import StoreError
-from ctxneo.model import MAX_SEQ, Fact, NewFact
+from ctxneo.model import MAX_SEQ, Fact, NewFact, check_int, check_predicate, check_text
 from ctxneo.text import said_stems
 
 #: Upper bounds on what one store question returns, so a hub entity or a
@@ -169,6 +169,20 @@ class PredicateUse:
     predicate: str
     current: int
     example: Fact | None  # None once every fact of it was closed
+
+
+def check_slot(subject: object, predicate: object, limit: object = None) -> str | None:
+    """The arguments of a read of one subject's facts, checked once for every store: the
+    predicate in stored form (or ``None``).
+
+    Raises:
+        InvalidFactError: the subject is not a string, the predicate not an identifier,
+            or the limit not a positive integer.
+    """
+    check_text(subject, "subject")
+    if limit is not None:
+        check_int(limit, "limit", minimum=1)
+    return None if predicate is None else check_predicate(predicate)
 
 
 def most_used(uses: Iterable[PredicateUse], limit: int) -> list[PredicateUse]:

@@ -47,7 +47,6 @@ from ctxneo.model import (
     MAX_SEQ,
     Fact,
     NewFact,
-    check_int,
     check_name,
     check_namespace,
     check_predicate,
@@ -65,6 +64,7 @@ from ctxneo.stores.base import (
     Store,
     Vocabulary,
     Written,
+    check_slot,
     most_used,
     next_seq,
     said_of,
@@ -1037,19 +1037,13 @@ class Neo4jStore(Store):
         return out
 
     def current_of(self, subject: str, predicate: str | None = None) -> list[Fact]:
-        check_text(subject, "subject")
-        if predicate is not None:
-            predicate = check_predicate(predicate)
+        predicate = check_slot(subject, predicate)
         return [_fact(r) for r in self._read("current_of", subject=subject, predicate=predicate)]
 
     def history(
         self, subject: str, predicate: str | None = None, *, limit: int | None = None
     ) -> list[Fact]:
-        check_text(subject, "subject")
-        if predicate is not None:
-            predicate = check_predicate(predicate)
-        if limit is not None:
-            check_int(limit, "limit", minimum=1)
+        predicate = check_slot(subject, predicate, limit)
         rows = self._read("history", subject=subject, predicate=predicate, limit=limit)
         return [_fact(r) for r in rows]
 

@@ -61,7 +61,6 @@ from ctxneo.model import (
     check_int,
     check_name,
     check_predicate,
-    check_text,
 )
 from ctxneo.stores.base import (
     MAX_CANDIDATES,
@@ -72,6 +71,7 @@ from ctxneo.stores.base import (
     PredicateUse,
     Store,
     Written,
+    check_slot,
     most_used,
     next_seq,
     said_of,
@@ -962,9 +962,7 @@ class NetworkXStore(Store):
 
     @_locked
     def current_of(self, subject: str, predicate: str | None = None) -> list[Fact]:
-        check_text(subject, "subject")
-        if predicate is not None:
-            predicate = check_predicate(predicate)
+        predicate = check_slot(subject, predicate)
         self._sync()
         if predicate is not None:
             return sorted(self.current.get((subject, predicate), {}).values(), key=lambda f: f.seq)
@@ -975,11 +973,7 @@ class NetworkXStore(Store):
     def history(
         self, subject: str, predicate: str | None = None, *, limit: int | None = None
     ) -> list[Fact]:
-        check_text(subject, "subject")
-        if predicate is not None:
-            predicate = check_predicate(predicate)
-        if limit is not None:
-            check_int(limit, "limit", minimum=1)
+        predicate = check_slot(subject, predicate, limit)
         self._sync()
         if predicate is not None:
             key = (subject, predicate)
