@@ -494,6 +494,7 @@ class Neo4jStore(Store):
 
         limit = self.timeout if timeout is None else timeout
         retries = _Retries(limit, self.connection_timeout)
+        started = time.monotonic()
         unknown = False
         while True:
             committing = False
@@ -522,9 +523,12 @@ class Neo4jStore(Store):
                 if isinstance(e, Neo4jError) and (e.code or "").startswith(
                     "Neo.ClientError.Transaction.TransactionTimedOut"
                 ):
+                    # The time it really took: waiting for a lock or a connection
+                    # can run past the limit the server was given.
+                    took = time.monotonic() - started
                     raise StoreError(
-                        f"the write did not finish within {limit:g} s and the server ended it "
-                        "(nothing of it applied)"
+                        f"the server ended the write after {took:.0f} s (its time limit: "
+                        f"{limit:g} s); nothing of it applied"
                     ) from e
                 if isinstance(e, Neo4jError) and "long overflow" in (e.message or ""):
                     next_seq(MAX_SEQ)  # one write's counter ran past Neo4j's largest integer
