@@ -164,3 +164,31 @@ def test_the_counter_stops_at_its_end_with_nothing_written(neo4j_server: Any) ->
         assert [f.object for f in memory.current("A")] == ["B"]
         assert len(memory.facts("A", history=True)) == 1
         store.clear()  # other tests list the server's namespaces
+
+
+def test_a_write_that_waits_past_its_limit_for_the_lock_says_so_and_applies_nothing(
+    neo4j_server: Any,
+) -> None:
+    namespace = f"held-{uuid.uuid4().hex}"
+    store = Neo4jStore(
+        neo4j_server.uri,
+        user=neo4j_server.user,
+        password=neo4j_server.password,
+        namespace=namespace,
+        timeout=2.0,
+    ).connect()
+    store.remember(NewFact("A", "OWNED_BY", "B"))
+    holder = store._driver.session()
+    tx = holder.begin_transaction()  # another client holding the namespace's lock
+    try:
+        tx.run("MATCH (m:CtxneoMemory {ns: $ns}) SET m.held = true", ns=namespace).consume()
+        with pytest.raises(
+            StoreError, match=r"the server ended the write after \d+ s \(its time limit: 2 s"
+        ):
+            store.remember(NewFact("A", "OWNED_BY", "C"))
+    finally:
+        tx.rollback()
+        holder.close()
+    assert [f.object for f in store.current_of("A")] == ["B"]
+    store.clear()
+    store.close()

@@ -184,6 +184,16 @@ def _tagged(tag: str, names: Sequence[str]) -> str:
 
 #: How long a write (or a read) keeps retrying before it reports the store unavailable.
 WRITE_TIMEOUT = 15.0
+#: What Neo4j says when it ends a transaction at its time limit: running past it, or
+#: still waiting for a lock when it passed.
+_ENDED_BY_TIME_LIMIT = frozenset(
+    {
+        "Neo.ClientError.Transaction.TransactionTimedOut",
+        "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+        "Neo.ClientError.Transaction.LockClientStopped",
+    }
+)
+
 #: Seconds to wait for a Neo4j that does not answer: one connection (its TCP
 #: connect and Bolt handshake, or a wait for a pooled connection) and a call's
 #: retries while no connection can be made. ``$CTXNEO_NEO4J_CONNECT_TIMEOUT``
@@ -520,15 +530,14 @@ class Neo4jStore(Store):
                 # A connection lost while committing leaves the outcome unknown;
                 # one lost before the commit went out leaves nothing applied.
                 unknown = unknown or committing or isinstance(e, IncompleteCommit)
-                if isinstance(e, Neo4jError) and (e.code or "").startswith(
-                    "Neo.ClientError.Transaction.TransactionTimedOut"
-                ):
+                if isinstance(e, Neo4jError) and (e.code or "") in _ENDED_BY_TIME_LIMIT:
                     # The time it really took: waiting for a lock or a connection
                     # can run past the limit the server was given.
                     took = time.monotonic() - started
                     raise StoreError(
                         f"the server ended the write after {took:.0f} s (its time limit: "
-                        f"{limit:g} s); nothing of it applied"
+                        f"{limit:g} s; another write may have held this memory's lock); "
+                        "nothing of it applied"
                     ) from e
                 if isinstance(e, Neo4jError) and "long overflow" in (e.message or ""):
                     next_seq(MAX_SEQ)  # one write's counter ran past Neo4j's largest integer
