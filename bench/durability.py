@@ -270,6 +270,83 @@ def _journal_run(fault: str, writers: int, seconds: float, workdir: Path) -> dic
     }
 
 
+#: Threads sharing one memory in the thread run: writers and askers, half each.
+THREADS = 8
+
+
+def _threads_run(seconds: float, workdir: Path) -> dict[str, Any]:
+    """One journaled memory shared by threads (as an MCP server's worker threads share
+    it): half write unique values to the contested keys, half ask about them and read
+    them. Any exception a thread meets, and any read that sees a contested key with
+    zero or two current values, is counted."""
+    path = workdir / "threads.jsonl"
+    memory = Memory.open(path)
+    acked: set[str] = set()
+    batches: set[str] = set()
+    lock = threading.Lock()
+    errors: list[str] = []
+    reads = [0, 0]
+    writes = 0
+    started = time.monotonic()
+
+    def writer(w: int) -> None:
+        nonlocal writes
+        rng = random.Random(w)
+        i = 0
+        while time.monotonic() - started < seconds:
+            try:
+                value, batch = _write(memory, f"t{w}", i, rng)
+            except Exception as e:  # every one is a failure of thread safety
+                with lock:
+                    errors.append(f"{type(e).__name__}: {e}"[:200])
+            else:
+                with lock:
+                    acked.add(value)
+                    writes += 1
+                    if batch:
+                        batches.add(value)
+            i += 1
+
+    def asker(a: int) -> None:
+        rng = random.Random(100 + a)
+        while time.monotonic() - started < seconds:
+            key = f"K{rng.randrange(KEYS)}"
+            try:
+                memory.ask(f"What value does {key} have now, word{rng.randrange(10**6)}?")
+                n = len(memory.current(key, "HAS_VALUE"))
+                with lock:
+                    reads[0] += 1
+                    reads[1] += n > 1
+            except Exception as e:
+                with lock:
+                    errors.append(f"{type(e).__name__}: {e}"[:200])
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(THREADS // 2)]
+    threads += [threading.Thread(target=asker, args=(a,)) for a in range(THREADS // 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    memory.close()
+    with Memory.open(path, create=False) as replayed:
+        facts = list(replayed.store.all_facts())
+    return {
+        "backend": "journal",
+        "fault": f"{THREADS} threads",
+        "writers": THREADS // 2,
+        "writes": writes + len(errors),
+        "acknowledged": len(acked),
+        "refused": len(errors),
+        "faults_injected": 0,
+        "replays": 1,
+        "reads": reads[0],
+        "reads_torn": reads[1],
+        "thread_errors": errors[:5],
+        **_verdict(facts, acked, set(), batches),
+        "seconds": round(time.monotonic() - started, 1),
+    }
+
+
 def _fork_run(path: Path, writers: int, seconds: float) -> tuple[list[str], int]:
     """Children of a process that opened the memory before fork() write with the parent."""
     memory = Memory.open(path)
@@ -552,6 +629,8 @@ def run(
             for fault in JOURNAL_FAULTS:
                 progress(f"journal, {fault}")
                 rows.append(_journal_run(fault, writers, seconds, workdir))
+            progress(f"journal, {THREADS} threads")
+            rows.append(_threads_run(seconds, workdir))
             progress("fsync costs")
             result["fsync"] = fsync_costs(workdir)
             progress(f"one key updated {updates:,} times")
@@ -571,7 +650,10 @@ def run(
             "double_current_keys",
             "seq_errors",
         )
-    ) and all(row["replays"] and not row.get("reads_torn") for row in rows)
+    ) and all(
+        row["replays"] and not row.get("reads_torn") and not row.get("thread_errors")
+        for row in rows
+    )
     return result
 
 

@@ -30,7 +30,16 @@ def _run(*args: str) -> dict[str, Any]:
 
 def test_the_journal_under_every_fault_loses_and_doubles_nothing() -> None:
     doc = _run("--updates", "600", "--silent")
-    assert [r["fault"] for r in doc["rows"]] == ["kill -9", "EFBIG", "ENOSPC", "fork()"]
+    assert [r["fault"] for r in doc["rows"]] == [
+        "kill -9",
+        "EFBIG",
+        "ENOSPC",
+        "fork()",
+        "8 threads",
+    ]
+    threads = doc["rows"][-1]
+    # Threads sharing one memory: no exception, no read of a key with two current values.
+    assert threads["thread_errors"] == [] and threads["reads"] > 0 and threads["reads_torn"] == 0
     for row in doc["rows"]:
         assert all(row[k] == 0 for k in ZERO), row
         assert row["writes"] > 0 and row["acknowledged"] > 0 and row["replays"] == 1
