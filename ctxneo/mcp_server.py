@@ -617,9 +617,7 @@ def _write(memory: Memory, new: list[NewFact]) -> tuple[list[StoredFact], list[F
     """Write ``new`` in one batch; say which were already current, what the batch closed
     (from the write itself: a concurrent writer's closures are never reported as
     ours), and which new names resemble names in use."""
-    # Checked first, so a bad fact is refused before anything is read or written.
-    for fact in new:
-        fact.checked()
+    # resemblances checks every fact before it reads: a bad fact is refused first.
     notes = memory.resemblances(new)
     written = memory.write(new)
     stored = [

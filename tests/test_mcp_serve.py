@@ -22,6 +22,17 @@ from ctxneo.stores.networkx import NetworkXStore
 
 REPO = Path(__file__).resolve().parents[1]
 JOIN = "Which team owns the service that checkout depends on?"
+#: A client's first request, as it goes over the wire.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
 
 
 def serve(*args: str) -> list[str]:
@@ -124,16 +135,7 @@ def test_stdio_writes_nothing_but_protocol_to_stdout(tmp_path: Path) -> None:
     with journal.open("a") as f:
         f.write('{"op": "fact", "seq": 1, "s": "torn')  # a crash mid-write: warned about on open
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        },
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {
             "jsonrpc": "2.0",
@@ -312,16 +314,6 @@ def test_http_checks_host_origin_and_the_bearer_token_on_any_address(tmp_path: P
         assert token_file.stat().st_mode & 0o777 == 0o600
         token = token_file.read_text().strip()
         assert len(token) >= 40
-        initialize = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "test", "version": "1"},
-            },
-        }
 
         def post(**headers: str) -> int:
             connection = http.client.HTTPConnection(host, port, timeout=30)
@@ -332,7 +324,7 @@ def test_http_checks_host_origin_and_the_bearer_token_on_any_address(tmp_path: P
                     "Content-Type": "application/json",
                     **headers,
                 }
-                connection.request("POST", "/mcp", json.dumps(initialize), sent)
+                connection.request("POST", "/mcp", json.dumps(INITIALIZE), sent)
                 return connection.getresponse().status
             finally:
                 connection.close()

@@ -41,16 +41,21 @@ from ctxneo.stores.neo4j import CONNECT_TIMEOUT, Neo4jStore
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_a_state_file_whose_pid_is_not_our_server_is_not_a_running_server(tmp_path: Path) -> None:
-    # This test's own pid is alive but runs python, not the launcher: never "running".
+def plant_state(data: Path, port: int) -> None:
+    """A state file naming this test's own pid: alive, but python, not the launcher."""
     state = {
         "pid": os.getpid(),
-        "port": 1,
-        "uri": "bolt://127.0.0.1:1",
-        "data_dir": str(tmp_path),
-        "log": str(tmp_path / "neo4j.log"),
+        "port": port,
+        "uri": f"bolt://127.0.0.1:{port}",
+        "data_dir": str(data),
+        "log": str(data / "neo4j.log"),
     }
-    (tmp_path / STATE_FILE).write_text(json.dumps(state))
+    (data / STATE_FILE).write_text(json.dumps(state))
+
+
+def test_a_state_file_whose_pid_is_not_our_server_is_not_a_running_server(tmp_path: Path) -> None:
+    # This test's own pid is alive but runs python, not the launcher: never "running".
+    plant_state(tmp_path, 1)
     server = LocalNeo4j(tmp_path)
     assert server.status() is None
     assert server.stop() is None
@@ -107,14 +112,7 @@ def test_the_port_registry_is_private_and_never_names_a_server_not_ours(
         (data / name).write_text(text)
         (data / name).chmod(0o600)
     # A state file naming a live process that is not our launcher on that port.
-    state = {
-        "pid": os.getpid(),
-        "port": 40001,
-        "uri": "bolt://127.0.0.1:40001",
-        "data_dir": str(data),
-        "log": str(data / "neo4j.log"),
-    }
-    (data / STATE_FILE).write_text(json.dumps(state))
+    plant_state(data, 40001)
     gone = tmp_path / "deleted"  # a data directory removed since it was registered
     _register(40002, gone)
     _register(40001, data)

@@ -68,6 +68,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from ctxneo.environment import seconds_from_env
 from ctxneo.errors import ConfigError, JournalError
 from ctxneo.model import Fact
 
@@ -109,16 +110,7 @@ def lock_timeout() -> float:
     Raises:
         ConfigError: the value is not a positive number of seconds.
     """
-    raw = os.environ.get("CTXNEO_LOCK_TIMEOUT")
-    if raw is None or raw == "":
-        return LOCK_TIMEOUT
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not (0.0 < value < 1e6):  # also refuses nan and inf
-        raise ConfigError(f"CTXNEO_LOCK_TIMEOUT={raw!r} is not a number of seconds in (0, 1e6)")
-    return value
+    return seconds_from_env("CTXNEO_LOCK_TIMEOUT", LOCK_TIMEOUT)
 
 
 def check_owner(fd: int, path: Path, what: str) -> None:

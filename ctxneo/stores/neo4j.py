@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from ctxneo import cypher
+from ctxneo.environment import seconds_from_env
 from ctxneo.errors import (
-    ConfigError,
     InvalidFactError,
     NamespaceInUse,
     StoreError,
@@ -225,18 +225,7 @@ def connect_timeout() -> float:
     Raises:
         ConfigError: the value is not a positive number of seconds.
     """
-    raw = os.environ.get("CTXNEO_NEO4J_CONNECT_TIMEOUT")
-    if raw is None or raw.strip() == "":
-        return CONNECT_TIMEOUT
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not (0.0 < value < 1e6):  # also refuses nan and inf
-        raise ConfigError(
-            f"CTXNEO_NEO4J_CONNECT_TIMEOUT={raw!r} is not a number of seconds in (0, 1e6)"
-        )
-    return value
+    return seconds_from_env("CTXNEO_NEO4J_CONNECT_TIMEOUT", CONNECT_TIMEOUT)
 
 
 def _check_seconds(value: object, what: str) -> None:
