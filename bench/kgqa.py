@@ -79,6 +79,8 @@ class KGRecord:
     question_type: str
     latency_ms: float
     source: str
+    #: Read round trips the answer took (a remote store's; None in process).
+    round_trips: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -380,9 +382,11 @@ def ask_all(
     for q in questions:
         asked = words_only(q.question)
         topic = q.entity if topic_given else None
+        reads = getattr(memory.store, "reads", None)
         start = time.perf_counter()
         answer = memory.ask(asked, topic=topic, min_confidence=min_confidence)
         seconds = time.perf_counter() - start
+        trips = None if reads is None else memory.store.reads - reads  # type: ignore[attr-defined]
         values = list(answer.values) or ([answer.answer] if answer.known else [])
         hits1, f1 = grade(values, q.answers)
         out.append(
@@ -402,6 +406,7 @@ def ask_all(
                 question_type=typer.question_type(q.entity, q.answers, q.hop) if typer else "",
                 latency_ms=round(seconds * 1000, 3),
                 source=q.source,
+                round_trips=trips,
             )
         )
         progress(1)
@@ -416,6 +421,14 @@ def _scores(records: Sequence[KGRecord]) -> dict[str, Any]:
         "f1": round(statistics.fmean(r.f1 for r in records), 4),
         "unknown_rate": round(sum(r.unknown for r in records) / n, 4),
     }
+
+
+def _trips(records: Sequence[KGRecord]) -> dict[str, float | None]:
+    """Round trips per answer, median and max (None in process)."""
+    trips = [r.round_trips for r in records if r.round_trips is not None]
+    if not trips:
+        return {"round_trips_p50": None, "round_trips_max": None}
+    return {"round_trips_p50": statistics.median(trips), "round_trips_max": max(trips)}
 
 
 def summarize(records: Sequence[KGRecord]) -> dict[str, Any]:
@@ -434,6 +447,7 @@ def summarize(records: Sequence[KGRecord]) -> dict[str, Any]:
                 **_scores(mine),
                 "p50_ms": round(percentile(latencies, 50), 3),
                 "p95_ms": round(percentile(latencies, 95), 3),
+                **_trips(mine),
             }
         )
     types = [

@@ -412,7 +412,17 @@ def _kgqa_load_line(loaded: dict[str, Any], mode: str) -> str:
     )
 
 
-_KGQA_HOP_HEAD = ("hop", "questions", "Hits@1", "F1", "UNKNOWN", "p50 ms", "p95 ms")
+_KGQA_HOP_HEAD = (
+    "hop",
+    "questions",
+    "Hits@1",
+    "F1",
+    "UNKNOWN",
+    "p50 ms",
+    "p95 ms",
+    "round trips p50",
+    "round trips max",
+)
 _KGQA_TYPE_HEAD = ("hop", "question type", "questions", "Hits@1", "F1", "UNKNOWN")
 
 
@@ -427,7 +437,16 @@ def _kgqa_scores(row: dict[str, Any]) -> list[str]:
 
 def _kgqa_rows(summary: dict[str, Any]) -> tuple[list[list[str]], list[list[str]]]:
     hops = [
-        [str(h["hop"]), *_kgqa_scores(h), f"{h['p50_ms']:.2f}", f"{h['p95_ms']:.2f}"]
+        [
+            str(h["hop"]),
+            *_kgqa_scores(h),
+            f"{h['p50_ms']:.2f}",
+            f"{h['p95_ms']:.2f}",
+            *(
+                "–" if h.get(k) is None else f"{h[k]:g}"
+                for k in ("round_trips_p50", "round_trips_max")
+            ),
+        ]
         for h in summary["hops"]
     ]
     types = [[str(t["hop"]), t["question_type"], *_kgqa_scores(t)] for t in summary["types"]]

@@ -1,12 +1,13 @@
 // Facts touching each entity (either direction), current or valid at $as_of
 // (or all, with $history), of the $predicates when given, newest first, at most
 // $limit per entity.
-// Pinned to the namespace's sequence number as this read starts (`at`): a write
+// Pinned to $at when given (one question's reads see one state), else to the
+// namespace's sequence number as this read starts (`at`): a write
 // committing while the read walks the graph adds facts after `at` (left out) and
 // closes facts after `at` (shown as they stood), so the read sees it whole or
 // not at all, never an old value closed with its successor missing.
 OPTIONAL MATCH (m:CtxneoMemory {ns: $ns})
-WITH coalesce(m.seq, 0) AS at
+WITH CASE WHEN $at IS NULL THEN coalesce(m.seq, 0) ELSE $at END AS at
 WITH at, CASE WHEN $as_of IS NULL OR $as_of > at THEN at ELSE $as_of END AS seen
 UNWIND $names AS name
 MATCH (e:Entity {ns: $ns, name: name})

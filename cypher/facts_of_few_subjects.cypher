@@ -2,9 +2,10 @@
 // namespace, current or valid at $as_of, when it holds for at most $max_subjects
 // subjects; nothing when it holds for more. Starts from the type's relationships
 // and stops at the subject one too many, so a widespread relation costs little.
-// Pinned to the namespace's sequence number as the read starts (see facts_of.cypher).
+// Pinned to $at when given, else to the namespace's sequence number as the read
+// starts (see facts_of.cypher).
 OPTIONAL MATCH (m:CtxneoMemory {ns: $ns})
-WITH coalesce(m.seq, 0) AS at
+WITH CASE WHEN $at IS NULL THEN coalesce(m.seq, 0) ELSE $at END AS at
 WITH at, CASE WHEN $as_of IS NULL OR $as_of > at THEN at ELSE $as_of END AS seen
 CALL (seen) {
   MATCH (s)-[r:`TYPE`]->()

@@ -37,6 +37,7 @@ from ctxneo.answering.readings import Candidate, Walker, intersections, nones, r
 from ctxneo.meaning import Meaning, WordVectors
 from ctxneo.model import UNKNOWN, Answer, Fact, Reading, Trace
 from ctxneo.stores.base import Store
+from ctxneo.stores.neighbourhood import Reads
 from ctxneo.tokens import estimate_tokens
 
 #: Answer only at or above this confidence: the confidence is calibrated, so by default
@@ -79,6 +80,8 @@ class Read:
     ranked: list[Candidate]
     forms: dict[str, float]
     hits: int
+    #: Where the question's reads were served from (its one state of the memory).
+    store: Reads
     #: The last fact of a slot of a named entity whose values were all retracted, of a
     #: relation the question names: why a question may find nothing that holds now.
     retracted: Fact | None = None
@@ -139,11 +142,19 @@ class Reader:
             else dict.fromkeys(FORMS, 1.0 / len(FORMS))
         )
         matcher = Matcher(q, self.meaning, self.model.association, self.lexicon)
-        walker = Walker(self.store, matcher, anchors, as_of, vocabulary)
+        asked = self._forms_asked(forms)
+        walker = Walker(
+            self.store,
+            matcher,
+            anchors,
+            as_of,
+            vocabulary,
+            slots=bool(asked & {"earlier", "yesno", "speaker"}),
+        )
         shapes = walker.walk()
         claims = [a for a in walker.anchors if a.p >= CLAIM_P]
         multi = vocabulary.multi
-        found = readings(walker, shapes, claims, self._forms_asked(forms))
+        found = readings(walker, shapes, claims, asked)
         found += nones(walker)
         found += intersections(shapes)
         type_words = tuple((q.words[p].word, q.words[p].stem) for p in sorted(q.type_positions))
@@ -176,7 +187,7 @@ class Reader:
                 c.features = r
                 c.score = float(s)
         ranked = sorted(found, key=_order)
-        return Read(q, anchors, ranked, forms, len(hits), _retracted(walker, matcher))
+        return Read(q, anchors, ranked, forms, len(hits), walker.store, _retracted(walker, matcher))
 
     def _forms_asked(self, forms: dict[str, float]) -> frozenset[str]:
         """The forms worth offering: those the form model gives a chance (all, without one)."""
@@ -275,7 +286,7 @@ class Reader:
         named = [a.entity for a in r.anchors if a.p >= 0.5][:AROUND_ENTITIES]
         out: list[Fact] = []
         for entity in named:
-            out += self.store.facts_of([entity], as_of=as_of, history=True, limit=AROUND_FACTS)
+            out += r.store.facts_of([entity], as_of=as_of, history=True, limit=AROUND_FACTS)
         return tuple(out)
 
     def _why_unknown(
@@ -307,7 +318,7 @@ class Reader:
         if not strong:
             return cause
         entity = strong[0].entity
-        facts = self.store.facts_of([entity], as_of=as_of, history=True, limit=50)
+        facts = r.store.facts_of([entity], as_of=as_of, history=True, limit=50)
         if facts and not any(f.valid_at(as_of) for f in facts):
             last = max(facts, key=lambda f: f.valid_to or 0)
             return (

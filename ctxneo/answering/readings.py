@@ -38,6 +38,7 @@ from ctxneo.answering.linking import LINK_FEATURES, Anchor
 from ctxneo.answering.match import Matcher
 from ctxneo.model import Fact, render_values
 from ctxneo.stores.base import Store, Vocabulary
+from ctxneo.stores.neighbourhood import Plan, Reads, View
 
 #: Anchors walked from, at most, and the least link probability walked from.
 MAX_ANCHORS = 5
@@ -63,6 +64,13 @@ DESCRIBED_RELEVANCE = 0.6
 DESCRIBED_PREDICATES = 3
 DESCRIBED_FACTS = 30
 DESCRIBED_SUBJECTS = 6
+
+#: Ends read ahead at each further hop on a remote store (the walk goes on from at most
+#: FRONTIER of them, chosen by what it finds, so the read ahead takes more).
+ENDS_AHEAD = 120
+#: Relations whose relevance the read ahead is told (which ends it reads first); the rest
+#: come after.
+RANKED_AHEAD = 64
 
 #: An anchor no word of the question names: a subject of a relation the question names.
 _UNNAMED = tuple(0.0 for _ in LINK_FEATURES)
@@ -166,8 +174,12 @@ class Walker:
         anchors: Sequence[Anchor],
         as_of: int | None,
         vocabulary: Vocabulary,
+        *,
+        slots: bool = True,
     ) -> None:
-        self.store = store
+        self.store: Reads = store
+        self._remote = store
+        self._slots = slots  # the question may ask for a slot's past (earlier, yes/no, speaker)
         self.vocabulary = vocabulary
         self.matcher = matcher
         self.as_of = as_of
@@ -197,8 +209,31 @@ class Walker:
         scores = [self.matcher.relevance(h.predicate, excluded) for h in shape.hops]
         return sum(scores) / len(scores)
 
+    def plan(self) -> Plan:
+        """What :meth:`walk` will read, in outline (see :mod:`ctxneo.stores.neighbourhood`)."""
+        ranked = self.ranked_predicates()[:RANKED_AHEAD]
+        return Plan(
+            anchors=tuple(dict.fromkeys(a.entity for a in self.anchors)),
+            as_of=self.as_of,
+            first_limit=FIRST_HOP_LIMIT,
+            later_limit=LATER_HOP_LIMIT,
+            later_history=self._slots,
+            hub_limit=HUB_LIMIT,
+            best=tuple(self._best_predicates()),
+            relevance={p: round(r, 6) for r, p in ranked},
+            ends=ENDS_AHEAD,
+            described=tuple(self._described_wanted()),
+            max_subjects=DESCRIBED_SUBJECTS,
+            described_limit=DESCRIBED_FACTS,
+        )
+
     def walk(self) -> list[Shape]:
         names = list(dict.fromkeys(a.entity for a in self.anchors))
+        if names or self._described_wanted():
+            # One round trip on a remote store for what the walk reads; None in process.
+            found = self._remote.neighbourhood(self.plan())
+            if found is not None:
+                self.store = View(self._remote, found)  # type: ignore[arg-type]
         if names:
             facts = self.store.facts_of(
                 names, as_of=self.as_of, history=True, limit=FIRST_HOP_LIMIT
@@ -238,11 +273,7 @@ class Walker:
     def _described(self) -> None:
         """Subjects of the relations the question names best, as unnamed anchors."""
         named = {a.entity for a in self.anchors}
-        wanted = [
-            predicate
-            for relevance, predicate in self.ranked_predicates()[:DESCRIBED_PREDICATES]
-            if relevance >= DESCRIBED_RELEVANCE
-        ]
+        wanted = self._described_wanted()
         if not wanted:
             return
         # A relation of many subjects does not single one out: the store returns
@@ -259,6 +290,14 @@ class Walker:
                 anchor = Anchor(f.subject, frozenset(), 0.0, False, _UNNAMED, 0.0)
                 shape = self._add(anchor, (Hop(predicate, True),), (f,), f.object)
                 shape.described = len(subjects)
+
+    def _described_wanted(self) -> list[str]:
+        """The relations named well enough for their few subjects to be anchors."""
+        return [
+            predicate
+            for relevance, predicate in self.ranked_predicates()[:DESCRIBED_PREDICATES]
+            if relevance >= DESCRIBED_RELEVANCE
+        ]
 
     def _extend(self, level: list[Shape], *, everything: bool) -> list[Shape]:
         """Walk one hop further from a bounded frontier of ``level``'s ends."""

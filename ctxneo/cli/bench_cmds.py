@@ -460,8 +460,17 @@ def _hops(value: str | None) -> list[int] | None:
     "Passed to every ask: answer only at or above this confidence (default: the "
     "answerer's own; 0 answers every question, as Hits@1 is usually reported)."
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["networkx", "neo4j"]),
+    default="networkx",
+    show_default=True,
+    help="Store to load the KB into (neo4j: a fresh namespace, cleared first; "
+    "the table adds round trips per answer).",
+)
 @markdown_option
 @silent_option
+@neo4j_options
 @json_option
 @friendly_errors
 def kgqa_cmd(
@@ -471,11 +480,14 @@ def kgqa_cmd(
     limit: int | None,
     topic_given: bool,
     min_confidence: float | None,
+    backend: str,
     markdown: bool,
     silent: bool,
     as_json: bool,
+    **neo4j: Any,
 ) -> None:
-    """Answer an external knowledge-graph benchmark (MetaQA) from an embedded memory.
+    """Answer an external knowledge-graph benchmark (MetaQA) from a memory (embedded by
+    default; ``--backend neo4j`` loads it into the Neo4j namespace given, cleared first).
 
     Loads the knowledge base (every relation multi-valued, batched writes),
     asks each question with the brackets around its topic entity removed,
@@ -506,7 +518,46 @@ def kgqa_cmd(
     shown = kgqa.MODES[mode] + (
         "" if min_confidence is None else f", answering at confidence ≥ {min_confidence:g}"
     )
-    with progress_bar(silent) as progress, Memory.open() as memory:
+    if backend == "neo4j" and not neo4j.get("uri"):
+        raise click.UsageError("--backend neo4j needs --uri (or NEO4J_URI)")
+    opened = (
+        Memory.open(
+            uri=neo4j["uri"],
+            user=neo4j["user"],
+            password=neo4j["password"],
+            database=neo4j["database"],
+            namespace=neo4j["namespace"],
+        )
+        if backend == "neo4j"
+        else Memory.open()
+    )
+    with opened as memory:
+        if backend == "neo4j" and memory.stats()["facts"]:
+            raise click.UsageError(
+                f"namespace {neo4j['namespace']!r} already holds a memory: give an unused "
+                "--namespace (the benchmark loads the KB into it and clears it after)"
+            )
+        try:
+            records, loaded = _kgqa_run(
+                memory, facts, questions, topic_given, mode, min_confidence, silent
+            )
+        finally:
+            if backend == "neo4j":
+                memory.clear()
+    _kgqa_report(records, loaded, mode, shown, min_confidence, kb_path, markdown, as_json)
+
+
+def _kgqa_run(
+    memory: Memory,
+    facts: list[Any],
+    questions: list[Any],
+    topic_given: bool,
+    mode: str,
+    min_confidence: float | None,
+    silent: bool,
+) -> tuple[list[Any], dict[str, Any]]:
+    """Load the KB into ``memory`` and ask every question, with progress."""
+    with progress_bar(silent) as progress:
         task = progress.add_task("loading the KB", total=len(facts))
         loaded = kgqa.load(memory, facts, progress=lambda n: progress.advance(task, n))
         progress.update(task, visible=False)
@@ -521,6 +572,19 @@ def kgqa_cmd(
             progress=lambda n: progress.advance(task, n),
             min_confidence=min_confidence,
         )
+    return records, loaded
+
+
+def _kgqa_report(
+    records: list[Any],
+    loaded: dict[str, Any],
+    mode: str,
+    shown: str,
+    min_confidence: float | None,
+    kb_path: Path,
+    markdown: bool,
+    as_json: bool,
+) -> None:
     summary = kgqa.summarize(records)
     if as_json:
         emit_json(

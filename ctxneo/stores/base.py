@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from ctxneo.errors import StoreError
 from ctxneo.model import MAX_SEQ, Fact, NewFact, check_int, check_predicate, check_text
+from ctxneo.stores.neighbourhood import Neighbourhood, Plan
 from ctxneo.text import said_stems
 
 #: Upper bounds on what one store question returns, so a hub entity or a
@@ -318,6 +319,13 @@ class Store(ABC):
             few = len({f.subject for f in facts}) <= max_subjects
             out[predicate] = facts[:limit] if few else []
         return out
+
+    def neighbourhood(self, plan: Plan) -> Neighbourhood | None:
+        """The reads a question's walk outlines (``plan``), made at once and pinned to one
+        sequence number, for a :class:`~ctxneo.stores.neighbourhood.View` to serve the
+        walk from; ``None`` where reads cost no round trip (the embedded store answers
+        each read from its indexes in process, so reading ahead would only add work)."""
+        return None
 
     @abstractmethod
     def current_of(self, subject: str, predicate: str | None = None) -> list[Fact]:

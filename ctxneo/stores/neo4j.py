@@ -71,6 +71,7 @@ from ctxneo.stores.base import (
     supersede,
     with_said,
 )
+from ctxneo.stores.neighbourhood import EntityRead, Neighbourhood, Plan
 from ctxneo.text import index_keys, said_stems
 
 _T = TypeVar("_T")
@@ -989,7 +990,10 @@ class Neo4jStore(Store):
         history: bool = False,
         limit: int = MAX_NEIGHBOURS,
         predicates: Sequence[str] | None = None,
+        at: int | None = None,
     ) -> list[Fact]:
+        """See :meth:`Store.facts_of`; ``at`` reads the memory as it stood at that
+        sequence number (one question's reads: see :mod:`.neighbourhood`)."""
         if not entities or (predicates is not None and not predicates):
             return []
         rows = self._read(
@@ -1001,6 +1005,7 @@ class Neo4jStore(Store):
             predicates=None
             if predicates is None
             else sorted({check_predicate(p) for p in predicates}),
+            at=at,
         )
         return [_fact(r) for r in rows]
 
@@ -1019,6 +1024,7 @@ class Neo4jStore(Store):
         max_subjects: int,
         as_of: int | None = None,
         limit: int = MAX_NEIGHBOURS,
+        at: int | None = None,
     ) -> dict[str, list[Fact]]:
         wanted = list(dict.fromkeys(check_predicate(p) for p in predicates))
         out: dict[str, list[Fact]] = {p: [] for p in wanted}
@@ -1034,9 +1040,70 @@ class Neo4jStore(Store):
                 max_subjects=max_subjects,
                 as_of=as_of,
                 limit=limit,
+                at=at,
             ):
                 out[r["p"]].append(_fact(r))
         return out
+
+    def neighbourhood(self, plan: Plan) -> Neighbourhood:
+        """The reads of ``plan`` in one round trip (``cypher/neighbourhood.cypher``)."""
+        described = [check_predicate(p) for p in plan.described]
+        parts = [
+            cypher.with_type("neighbourhood_described", p).replace("d_N", f"d{i}")
+            for i, p in enumerate(described)
+        ]
+        statement = "\n".join(
+            [
+                cypher.load("neighbourhood"),
+                *parts,
+                cypher.load("neighbourhood_return").replace(
+                    "DESCRIBED", "[" + ", ".join(f"d{i}" for i in range(len(parts))) + "]"
+                ),
+            ]
+        )
+        (row,) = self._read_text(
+            "neighbourhood",
+            statement,
+            at=None,
+            as_of=plan.as_of,
+            names=list(dict.fromkeys(plan.anchors)),
+            first_limit=plan.first_limit,
+            later_limit=plan.later_limit,
+            later_history=plan.later_history,
+            hub_limit=plan.hub_limit,
+            best=[check_predicate(p) for p in plan.best],
+            relevance=dict(plan.relevance),
+            ends=plan.ends,
+            max_subjects=plan.max_subjects,
+            described_limit=plan.described_limit,
+        )
+        facts = {f.seq: f for f in map(_fact, row["facts"])}
+
+        def read(
+            seqs: list[int], history: bool, limit: int, only: Sequence[str] | None
+        ) -> EntityRead:
+            return EntityRead(
+                history,
+                limit,
+                None if only is None else frozenset(only),
+                tuple(sorted((facts[s] for s in seqs), key=lambda f: -f.seq)),
+            )
+
+        found = Neighbourhood(row["at"], plan.as_of)
+        for g in row["first"]:
+            found.add(g["key"], read(g["seqs"], True, plan.first_limit, None))
+        for g in row["second"]:
+            found.add(g["key"], read(g["seqs"], plan.later_history, plan.later_limit, None))
+            if g["full"]:
+                found.add(g["key"], read(g["hub"], False, plan.hub_limit, plan.best))
+        for g in row["third"]:
+            found.add(g["key"], read(g["seqs"], plan.later_history, plan.hub_limit, plan.best))
+        if described:
+            found.described[(tuple(described), plan.max_subjects, plan.described_limit)] = {
+                p: sorted((facts[s] for s in seqs), key=lambda f: -f.seq)
+                for p, seqs in zip(described, row["described"], strict=True)
+            }
+        return found
 
     def current_of(self, subject: str, predicate: str | None = None) -> list[Fact]:
         predicate = check_slot(subject, predicate)

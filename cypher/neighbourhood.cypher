@@ -1,0 +1,76 @@
+// The bounded neighbourhood of a question's anchors, in one round trip: what the
+// reader's walk reads (see ctxneo/stores/neighbourhood.py for the plan), each read
+// with exactly the meaning of facts_of.cypher for one entity, so that the reader can
+// be served from it as if it had asked the store read by read:
+//  - first: each anchor's facts, current and closed, newest $first_limit;
+//  - second: the ends the anchors' current facts reach (the $ends best: through the
+//    relations the question names best ($relevance), then the newest), each with its newest $later_limit
+//    facts (current only, or with history when $later_history), and, for an end whose
+//    read filled its limit (a hub), its current facts of the $best relations;
+//  - third: the ends those facts reach (the $ends best, by the relevance of the two
+//    relations that reach them, as the walk ranks its shapes), each with its facts of the
+//    $best relations, newest $hub_limit (history included when $later_history);
+//  - described (appended by the store, one part per relation): see facts_of_few_subjects.
+// Every read is pinned to one sequence number, `at` ($at when given, else the
+// namespace's as the statement starts), so one question sees one state of the memory.
+// A fact appears once in `facts`; the groups name the facts of each read by seq.
+OPTIONAL MATCH (m:CtxneoMemory {ns: $ns})
+WITH CASE WHEN $at IS NULL THEN coalesce(m.seq, 0) ELSE $at END AS at
+WITH at, CASE WHEN $as_of IS NULL OR $as_of > at THEN at ELSE $as_of END AS seen
+CALL (at) {
+  UNWIND $names AS name
+  MATCH (e:Entity {ns: $ns, name: name})
+  CALL (e, at) {
+    MATCH (e)-[r]-()
+    WHERE r.valid_from <= at
+    WITH DISTINCT r ORDER BY r.seq DESC LIMIT $first_limit
+    RETURN collect(r) AS rs
+  }
+  RETURN collect({key: name, rs: rs}) AS first
+}
+CALL (first, seen) {
+  UNWIND first AS g
+  UNWIND g.rs AS r
+  WITH r WHERE r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen)
+  UNWIND [startNode(r), endNode(r)] AS n
+  WITH n, r WHERE NOT n.name IN $names
+  WITH n, max(coalesce($relevance[type(r)], 0.0)) AS rel, max(r.seq) AS newest
+  ORDER BY rel DESC, newest DESC LIMIT $ends
+  RETURN collect({n: n, rel: rel}) AS ends1
+}
+CALL (ends1, at, seen) {
+  UNWIND ends1 AS end
+  WITH end.n AS e, end.rel AS rel
+  CALL (e, at, seen) {
+    MATCH (e)-[r]-()
+    WHERE r.valid_from <= at
+    AND ($later_history OR r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen))
+    WITH DISTINCT r ORDER BY r.seq DESC LIMIT $later_limit
+    RETURN collect(r) AS rs
+  }
+  CALL (e, rs, seen) {
+    MATCH (e)-[r]-()
+    WHERE size(rs) >= $later_limit AND type(r) IN $best
+    AND r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen)
+    WITH DISTINCT r ORDER BY r.seq DESC LIMIT $hub_limit
+    RETURN collect(r) AS hub
+  }
+  RETURN collect({key: e.name, rel: rel, rs: rs, hub: hub, full: size(rs) >= $later_limit}) AS second
+}
+CALL (second, at, seen) {
+  UNWIND second AS g
+  UNWIND g.rs + g.hub AS r
+  WITH g, r WHERE r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen)
+  UNWIND [startNode(r), endNode(r)] AS n
+  WITH g, n, r WHERE n.name <> g.key AND NOT n.name IN $names
+  WITH n, max(g.rel + coalesce($relevance[type(r)], 0.0)) AS rel, max(r.seq) AS newest
+  ORDER BY rel DESC, newest DESC LIMIT $ends
+  CALL (n, at, seen) {
+    MATCH (n)-[r]-()
+    WHERE type(r) IN $best AND r.valid_from <= at
+    AND ($later_history OR r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen))
+    WITH DISTINCT r ORDER BY r.seq DESC LIMIT $hub_limit
+    RETURN collect(r) AS rs
+  }
+  RETURN collect({key: n.name, rs: rs}) AS third
+}

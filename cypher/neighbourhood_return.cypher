@@ -1,0 +1,20 @@
+// The end of neighbourhood.cypher: every fact read, once, and each read as the
+// sequence numbers of its facts (`DESCRIBED` is the list of the described parts).
+WITH at, first, second, third, DESCRIBED AS described
+CALL (first, second, third, described, at) {
+  UNWIND [g IN first | g.rs] + [g IN second | g.rs] + [g IN second | g.hub]
+    + [g IN third | g.rs] + described AS rs
+  UNWIND rs AS r
+  WITH DISTINCT r
+  RETURN collect({
+    s: startNode(r).name, p: type(r), o: endNode(r).name, seq: r.seq,
+    valid_from: r.valid_from,
+    valid_to: CASE WHEN r.valid_to > at THEN null ELSE r.valid_to END,
+    speaker: r.speaker, turn_id: r.turn_id, fact_id: r.fact_id, text: r.text
+  }) AS facts
+}
+RETURN at, facts,
+  [g IN first | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS first,
+  [g IN second | {key: g.key, seqs: [r IN g.rs | r.seq], hub: [r IN g.hub | r.seq], full: g.full}] AS second,
+  [g IN third | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS third,
+  [rs IN described | [r IN rs | r.seq]] AS described

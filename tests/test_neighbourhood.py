@@ -1,0 +1,156 @@
+"""A question's reads served from one read ahead: the same facts as reading the store read
+by read, one state of the memory, and fewer round trips on Neo4j."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from typing import Any
+
+import pytest
+from conftest import connect
+
+from ctxneo.memory import Memory
+from ctxneo.model import Fact
+from ctxneo.stores.neighbourhood import EntityRead, Plan, View
+
+ENTITY = "E"
+
+
+def _history(rng: random.Random, n: int) -> list[Fact]:
+    """``n`` facts touching ENTITY, oldest first; some were closed by a later write."""
+    out = []
+    for seq in range(1, n + 1):
+        closed_at = seq + rng.randint(1, 5)
+        subject, obj = (ENTITY, f"X{seq}") if rng.random() < 0.6 else (f"X{seq}", ENTITY)
+        valid_to = closed_at if rng.random() < 0.4 and closed_at <= n else None
+        out.append(Fact(subject, rng.choice(["A", "B", "C"]), obj, seq, seq, valid_to))
+    return out
+
+
+def _read(
+    facts: list[Fact], history: bool, limit: int, predicates: frozenset[str] | None
+) -> list[Fact]:
+    """What the store's facts_of returns for one entity (the contract, written plainly)."""
+    kept = [
+        f
+        for f in facts
+        if (predicates is None or f.predicate in predicates) and (history or f.valid_to is None)
+    ]
+    return sorted(kept, key=lambda f: -f.seq)[:limit]
+
+
+def test_a_read_ahead_serves_a_read_only_when_it_decides_it_exactly() -> None:
+    rng = random.Random(7)
+    served = 0
+    for _ in range(3000):
+        facts = _history(rng, rng.randint(0, 30))
+        preds = [None, frozenset("A"), frozenset("AB"), frozenset("ABC")]
+        ahead_h, ahead_l, ahead_p = rng.random() < 0.5, rng.randint(1, 25), rng.choice(preds)
+        ahead = EntityRead(
+            ahead_h, ahead_l, ahead_p, tuple(_read(facts, ahead_h, ahead_l, ahead_p))
+        )
+        h, limit, p = rng.random() < 0.5, rng.randint(1, 25), rng.choice(preds)
+        got = ahead.serve(None, h, limit, p)
+        if got is not None:
+            served += 1
+            assert got == _read(facts, h, limit, p)
+    assert served > 500  # (the rule serves often, not only trivially)
+
+
+def _plan(anchors: tuple[str, ...], **kw: Any) -> Plan:
+    base: dict[str, Any] = dict(
+        anchors=anchors,
+        as_of=None,
+        first_limit=200,
+        later_limit=40,
+        later_history=True,
+        hub_limit=200,
+        best=("OWNED_BY", "RUNS_ON"),
+        relevance={"OWNED_BY": 1.0, "RUNS_ON": 0.5},
+        ends=120,
+        described=("LEADS",),
+        max_subjects=6,
+        described_limit=30,
+    )
+    return Plan(**{**base, **kw})
+
+
+def _fill(memory: Memory) -> None:
+    memory.declare_multi_valued("RUNS_ON")
+    for i in range(30):
+        memory.remember(f"Svc_{i}", "OWNED_BY", f"Team_{i % 4}")
+        memory.remember(f"Svc_{i}", "RUNS_ON", f"Cluster_{i % 3}")
+        memory.remember(f"Svc_{i}", "DEPENDS_ON", f"Svc_{(i + 1) % 30}")
+    for i in range(4):
+        memory.remember(f"Team_{i}", "LEADS", f"Person_{i}")
+        memory.remember(f"Team_{i}", "LEADS", f"Person_{i + 4}")  # (supersedes)
+    memory.remember("Svc_3", "OWNED_BY", "Team_2")
+
+
+@pytest.mark.neo4j
+def test_neo4j_reads_served_ahead_equal_the_stores_reads_at_the_same_state(
+    neo4j_server: Any,
+) -> None:
+    store = connect(neo4j_server, f"ahead-{uuid.uuid4().hex}")
+    memory = Memory(store)
+    _fill(memory)
+    found = store.neighbourhood(_plan(("Svc_3", "Cluster_1")))  # type: ignore[attr-defined]
+    view = View(store, found)  # type: ignore[arg-type]
+    requests = [
+        (["Svc_3"], dict(history=True, limit=200)),
+        (["Svc_3", "Cluster_1"], dict(limit=40)),
+        (["Team_2", "Svc_4"], dict(limit=40)),
+        (["Cluster_1"], dict(limit=200, predicates=["OWNED_BY", "RUNS_ON"])),
+        (["Team_2"], dict(history=True, limit=200, predicates=["LEADS"])),
+        (["Person_9", "Svc_17"], dict(limit=5)),  # (not read ahead: read from the store)
+    ]
+    for names, kw in requests:
+        assert view.facts_of(names, **kw) == store.facts_of(names, **kw), (names, kw)
+    assert view.facts_of_few_subjects(["LEADS"], max_subjects=6, limit=30) == (
+        store.facts_of_few_subjects(["LEADS"], max_subjects=6, limit=30)
+    )
+    assert view.served >= len(requests) - 1 and view.missed >= 1
+    memory.clear()
+    store.close()
+
+
+@pytest.mark.neo4j
+def test_one_question_sees_one_state_of_a_neo4j_memory(neo4j_server: Any) -> None:
+    store = connect(neo4j_server, f"ahead-{uuid.uuid4().hex}")
+    memory = Memory(store)
+    _fill(memory)
+    found = store.neighbourhood(_plan(("Svc_3",)))  # type: ignore[attr-defined]
+    view = View(store, found)  # type: ignore[arg-type]
+    memory.remember("Svc_3", "OWNED_BY", "Team_9")  # written after the read ahead
+    memory.remember("Svc_29", "OWNED_BY", "Team_9")
+    owners = [f.object for f in view.facts_of(["Svc_3"], limit=40) if f.predicate == "OWNED_BY"]
+    assert owners == ["Team_2"]  # served ahead, as the memory stood
+    later = [f.object for f in view.facts_of(["Svc_29"], limit=40) if f.predicate == "OWNED_BY"]
+    assert later == ["Team_1"]  # read from the store, pinned to the same state
+    assert view.missed == 1
+    memory.clear()
+    store.close()
+
+
+@pytest.mark.neo4j
+def test_a_neo4j_answer_takes_two_round_trips_and_answers_as_the_embedded_store(
+    neo4j_server: Any,
+) -> None:
+    store = connect(neo4j_server, f"ahead-{uuid.uuid4().hex}")
+    remote, local = Memory(store), Memory.open()
+    for m in (remote, local):
+        _fill(m)
+    questions = [
+        "Which team owns Svc_3?",
+        "Who leads the team that owns Svc_7?",
+        "What does Svc_12 run on?",
+        "Who owned Svc_3 before Team_2?",
+    ]
+    for q in questions:
+        before = store.reads  # type: ignore[attr-defined]
+        a, b = remote.ask(q, k=3), local.ask(q, k=3)
+        assert store.reads - before <= 2, q  # type: ignore[attr-defined]
+        assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
+    remote.clear()
+    store.close()
