@@ -33,6 +33,18 @@ def with_type(name: str, predicate: str) -> str:
     return load(name).replace("`TYPE`", f"`{predicate}`")
 
 
+def with_types(name: str, predicates: list[str]) -> str:
+    """``<name>.cypher`` with its ``(e)-[r]-()`` pattern narrowed to ``predicates`` (each
+    passed :func:`ctxneo.model.check_predicate`): a typed expansion reads only those
+    relationships of a node, where ``WHERE type(r) IN $list`` reads them all (a hub's
+    100,000 facts: 1 ms against 110 ms)."""
+    for predicate in predicates:
+        if not predicate.replace("_", "").isalnum() or not predicate.isascii():
+            raise ValueError(f"not a validated predicate: {predicate!r}")
+    types = "|".join(f"`{p}`" for p in predicates)
+    return load(name).replace("(e)-[r]-()", f"(e)-[r:{types}]-()")
+
+
 def statements(name: str) -> list[str]:
     """The ``;``-separated statements of ``<name>.cypher``."""
     return [s.strip() for s in load(name).split(";") if s.strip()]

@@ -1,6 +1,6 @@
 // Facts touching each entity (either direction), current or valid at $as_of
-// (or all, with $history), of the $predicates when given, newest first, at most
-// $limit per entity.
+// (or all, with $history), newest first, at most $limit per entity. Of some
+// predicates only, the pattern is narrowed to their types (cypher.with_types).
 // Pinned to $at when given (one question's reads see one state), else to the
 // namespace's sequence number as this read starts (`at`): a write
 // committing while the read walks the graph adds facts after `at` (left out) and
@@ -13,8 +13,7 @@ UNWIND $names AS name
 MATCH (e:Entity {ns: $ns, name: name})
 CALL (e, at, seen) {
   MATCH (e)-[r]-()
-  WHERE ($predicates IS NULL OR type(r) IN $predicates)
-  AND r.valid_from <= at
+  WHERE r.valid_from <= at
   AND ($history OR r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen))
   WITH DISTINCT r
   RETURN r ORDER BY r.seq DESC LIMIT $limit

@@ -4,12 +4,12 @@
 // be served from it as if it had asked the store read by read:
 //  - first: each anchor's facts, current and closed, newest $first_limit;
 //  - second: the ends the anchors' current facts reach (the $ends best: through the
-//    relations the question names best ($relevance), then the newest), each with its newest $later_limit
-//    facts (current only, or with history when $later_history), and, for an end whose
-//    read filled its limit (a hub), its current facts of the $best relations;
+//    relations the question names best ($relevance), then the newest), each with its
+//    newest $later_limit facts (current only, or with history when $later_history);
 //  - third: the ends those facts reach (the $ends best, by the relevance of the two
 //    relations that reach them, as the walk ranks its shapes), each with its facts of the
-//    $best relations, newest $hub_limit (history included when $later_history);
+//    $best relations, newest $hub_limit (history included when $later_history), but
+//    not a hub's (more than $hub_degree facts: filtering by type would read them all);
 //  - described (appended by the store, one part per relation): see facts_of_few_subjects.
 // Every read is pinned to one sequence number, `at` ($at when given, else the
 // namespace's as the statement starts), so one question sees one state of the memory.
@@ -48,23 +48,17 @@ CALL (ends1, at, seen) {
     WITH DISTINCT r ORDER BY r.seq DESC LIMIT $later_limit
     RETURN collect(r) AS rs
   }
-  CALL (e, rs, seen) {
-    MATCH (e)-[r]-()
-    WHERE size(rs) >= $later_limit AND type(r) IN $best
-    AND r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen)
-    WITH DISTINCT r ORDER BY r.seq DESC LIMIT $hub_limit
-    RETURN collect(r) AS hub
-  }
-  RETURN collect({key: e.name, rel: rel, rs: rs, hub: hub, full: size(rs) >= $later_limit}) AS second
+  RETURN collect({key: e.name, rel: rel, rs: rs}) AS second
 }
 CALL (second, at, seen) {
   UNWIND second AS g
-  UNWIND g.rs + g.hub AS r
+  UNWIND g.rs AS r
   WITH g, r WHERE r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen)
   UNWIND [startNode(r), endNode(r)] AS n
   WITH g, n, r WHERE n.name <> g.key AND NOT n.name IN $names
   WITH n, max(g.rel + coalesce($relevance[type(r)], 0.0)) AS rel, max(r.seq) AS newest
   ORDER BY rel DESC, newest DESC LIMIT $ends
+  WITH n WHERE COUNT { (n)--() } <= $hub_degree
   CALL (n, at, seen) {
     MATCH (n)-[r]-()
     WHERE type(r) IN $best AND r.valid_from <= at

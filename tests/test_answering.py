@@ -259,6 +259,17 @@ def test_work_per_question_does_not_grow_with_a_hubs_degree() -> None:
     assert large == small < 1000
 
 
+def test_a_hubs_older_fact_is_not_crowded_out_by_its_newest(memory: Memory) -> None:
+    # The anchor's first read holds its newest 200 facts, all of one relation here; the
+    # relation the question names is read too, so the owner stated first is found.
+    memory.declare_multi_valued("HAS_MEMBER")
+    memory.remember("Guild_Hall", "OWNED_BY", "Team_Core")
+    memory.remember_many([(f"Member_{i}", "MEMBER_OF", "Guild_Hall") for i in range(250)])
+    memory.remember("Team_Core", "LED_BY", "Dana Reyes")
+    assert best(memory, "Who owns Guild_Hall?").values == ("Team_Core",)
+    assert best(memory, "Who leads the team that owns Guild_Hall?").values == ("Dana Reyes",)
+
+
 def test_a_two_hop_question_reads_the_past_as_of_a_point(memory: Memory) -> None:
     memory.remember_many(
         [("Checkout", "OWNED_BY", "Payments_Team"), ("Payments_Team", "LED_BY", "Alice")]

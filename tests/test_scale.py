@@ -73,4 +73,6 @@ def test_bench_scale_on_neo4j(neo4j_server: Any) -> None:
     assert result.exit_code == 0, result.output
     (row,) = json.loads(result.stdout)["rows"]
     assert row["direct_correct"] == 1.0 and row["two_hop_correct"] == 1.0
-    assert 1 <= row["round_trips_per_answer"] <= 6
+    # What the words meet, then the neighbourhood read ahead (a read it did not cover
+    # would add one): 5.6-6 before the read ahead.
+    assert 1 <= row["round_trips_per_answer"] <= 2.5

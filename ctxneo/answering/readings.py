@@ -238,6 +238,7 @@ class Walker:
             facts = self.store.facts_of(
                 names, as_of=self.as_of, history=True, limit=FIRST_HOP_LIMIT
             )
+            facts += self._crowded_out(names, facts)
             self._keep_slots(facts, names, None)
             by_entity = _by_entity(facts)
             for anchor in self.anchors:
@@ -290,6 +291,29 @@ class Walker:
                 anchor = Anchor(f.subject, frozenset(), 0.0, False, _UNNAMED, 0.0)
                 shape = self._add(anchor, (Hop(predicate, True),), (f,), f.object)
                 shape.described = len(subjects)
+
+    def _crowded_out(self, names: Sequence[str], facts: Sequence[Fact]) -> list[Fact]:
+        """The facts of a hub's first read left out by its limit, of the relations the
+        question names best that the read holds none of: a hub's newest facts may all be of
+        one relation ("Hub HAS_MEMBER ..." ten thousand times), and an older fact of
+        another ("Hub OWNED_BY Team") must not be crowded out by them."""
+        out: list[Fact] = []
+        for name in names:
+            mine = [f for f in facts if name in (f.subject, f.object)]
+            if len(mine) < FIRST_HOP_LIMIT:
+                continue
+            held = {f.predicate for f in mine}
+            wanted = [p for p in self._best_predicates() if p not in held]
+            if wanted:
+                out += self.store.facts_of(
+                    [name],
+                    as_of=self.as_of,
+                    history=True,
+                    limit=FIRST_HOP_LIMIT,
+                    predicates=wanted,
+                )
+        read = {f.seq for f in facts}
+        return list({f.seq: f for f in out if f.seq not in read}.values())
 
     def _described_wanted(self) -> list[str]:
         """The relations named well enough for their few subjects to be anchors."""

@@ -62,6 +62,10 @@ class Plan:
     best: tuple[str, ...]  # relations read through hubs and at the third hop
     relevance: Mapping[str, float]  # how well the question names each relation: whose ends first
     ends: int  # ends read at each further hop
+    #: Ends with more facts than this (hubs) are not read through the best relations
+    #: ahead: filtering a hub's facts by type reads them all; the walk's own read of them
+    #: is narrowed to the types (cypher.with_types) and costs only those.
+    hub_degree: int = 1000
     described: tuple[str, ...] = ()  # relations whose few subjects are read
     max_subjects: int = 0
     described_limit: int = 0

@@ -996,15 +996,18 @@ class Neo4jStore(Store):
         sequence number (one question's reads: see :mod:`.neighbourhood`)."""
         if not entities or (predicates is not None and not predicates):
             return []
-        rows = self._read(
+        statement = (
+            cypher.load("facts_of")
+            if predicates is None
+            else cypher.with_types("facts_of", sorted({check_predicate(p) for p in predicates}))
+        )
+        rows = self._read_text(
             "facts_of",
+            statement,
             names=list(dict.fromkeys(entities)),
             as_of=as_of,
             history=history,
             limit=limit,
-            predicates=None
-            if predicates is None
-            else sorted({check_predicate(p) for p in predicates}),
             at=at,
         )
         return [_fact(r) for r in rows]
@@ -1074,6 +1077,7 @@ class Neo4jStore(Store):
             best=[check_predicate(p) for p in plan.best],
             relevance=dict(plan.relevance),
             ends=plan.ends,
+            hub_degree=plan.hub_degree,
             max_subjects=plan.max_subjects,
             described_limit=plan.described_limit,
         )
@@ -1094,8 +1098,6 @@ class Neo4jStore(Store):
             found.add(g["key"], read(g["seqs"], True, plan.first_limit, None))
         for g in row["second"]:
             found.add(g["key"], read(g["seqs"], plan.later_history, plan.later_limit, None))
-            if g["full"]:
-                found.add(g["key"], read(g["hub"], False, plan.hub_limit, plan.best))
         for g in row["third"]:
             found.add(g["key"], read(g["seqs"], plan.later_history, plan.hub_limit, plan.best))
         if described:
