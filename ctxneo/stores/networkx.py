@@ -815,7 +815,11 @@ class NetworkXStore(Store):
             created = frozenset(op.seq for op in ops if isinstance(op, Fact))
             return ops, Written(now, created, sorted(closed_stored, key=lambda f: f.seq))
 
-        return self._write(plan)
+        # A batch makes facts and index entries that live as long as the memory: the
+        # collector walking the whole memory again and again as they are made was a
+        # third of a batched ingest (it runs once, after).
+        with _collector_paused():
+            return self._write(plan)
 
     @_locked
     def retract(self, subject: str, predicate: str, obj: str | None = None) -> list[Fact]:
