@@ -31,7 +31,7 @@ import pytest
 from ctxneo.export import journal_lines
 from ctxneo.model import NewFact
 from ctxneo.stores import networkx as networkx_module
-from ctxneo.stores import snapshot
+from ctxneo.stores import snapshot, snapshot_state
 from ctxneo.stores.journal import HEADER
 from ctxneo.stores.networkx import NetworkXStore
 from ctxneo.stores.snapshot import SnapshotWarning
@@ -678,3 +678,26 @@ def test_a_clear_leaves_no_snapshot_nor_half_written_one(tmp_path: Path) -> None
         assert store.stats()["facts"] == 0
     assert sorted(p.name for p in path.parent.iterdir()) == ["memory.jsonl"]
     assert path.read_bytes() == HEADER.encode()
+
+
+def test_a_snapshot_built_while_another_process_clears_is_not_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The body is built outside the journal's lock: a clear in that moment must win."""
+    path = tmp_path / "memory.jsonl"
+    writer = NetworkXStore(path)
+    writer.remember(NewFact("Zanzibar_Vault", "OWNED_BY", "Quokka_Ledger"))
+    encode = snapshot_state.encode
+
+    def encode_then_cleared(store: NetworkXStore) -> bytes:
+        body = encode(store)
+        with NetworkXStore(path) as other:  # another process, as far as files go
+            other.clear()
+        return body
+
+    monkeypatch.setattr(snapshot_state, "encode", encode_then_cleared)
+    assert not writer.snapshot()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memory.jsonl"]
+    assert b"Zanzibar_Vault" not in path.read_bytes()
+    assert writer.stats()["facts"] == 0  # and the writer reads the cleared memory next
+    writer.close()
