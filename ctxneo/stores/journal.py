@@ -48,10 +48,10 @@ What a write promises (see :meth:`Journal.append`):
   and opens the file again before touching it. Reads use ``pread``: no shared
   offset at all.
 - **A clear erases.** :meth:`Journal.clear` renames an empty journal over the
-  file (and deletes ``.torn``), so no file keeps a cleared line. Every process
-  checks under the lock that its descriptor is still the file the path names,
-  and otherwise opens the new one and reads it from the start
-  (:attr:`Journal.replaced` tells its store to rebuild).
+  file (and deletes ``.torn`` and the snapshot), so no file keeps a cleared
+  line. Every process checks under the lock that its descriptor is still the
+  file the path names, and otherwise opens the new one and reads it from the
+  start (:attr:`Journal.replaced` tells its store to rebuild).
 """
 
 from __future__ import annotations
@@ -230,12 +230,61 @@ class Journal:
         """Where :meth:`clear` writes the empty journal before renaming it over the file."""
         return self.path.with_name(self.path.name + ".clearing")
 
+    @property
+    def snapshot_path(self) -> Path:
+        """Where a snapshot of the memory the journal holds is kept (see
+        :mod:`ctxneo.stores.snapshot`); a clear deletes it."""
+        return self.path.with_name(self.path.name + ".snapshot")
+
+    @property
+    def snapshot_temp_path(self) -> Path:
+        """Where a snapshot is written before it is renamed into place (by the holder
+        of the journal's lock only); a clear deletes one a crash left."""
+        return self.path.with_name(self.path.name + ".snapshot.tmp")
+
     # -- the file descriptor -------------------------------------------------------
 
     @property
     def offset(self) -> int:
         """Where the next line starts: everything before it has been read."""
         return self._offset
+
+    @property
+    def lines(self) -> int:
+        """How many lines were read (the header included): the next line's number - 1."""
+        return self._lines
+
+    @property
+    def file_id(self) -> FileId | None:
+        """The (device, inode) of the file open now; under :meth:`locked`, the file
+        the path names."""
+        return self._fd_id
+
+    @property
+    def writable(self) -> bool:
+        """Whether this process has the file open for writing (it wrote, or will)."""
+        return self._fd is not None and self._writable and not self._forked()
+
+    def size(self) -> int:
+        """The size of the file open now, in bytes (0 when none is)."""
+        if self._fd is None:
+            return 0
+        try:
+            return os.fstat(self._fd).st_size
+        except OSError as e:
+            raise self._fail("read", e) from e
+
+    def bytes_before(self, offset: int, size: int) -> bytes:
+        """The (at most) ``size`` bytes that end at ``offset``: what a snapshot covering
+        the journal up to ``offset`` is checked against. Short when the file is."""
+        fd = self._fd
+        if fd is None:
+            return b""
+        start = max(0, offset - size)
+        try:
+            return os.pread(fd, offset - start, start)
+        except OSError as e:
+            raise self._fail("read", e) from e
 
     def _fail(self, doing: str, e: OSError) -> JournalError:
         return JournalError(f"cannot {doing} journal {self.path}: {e.strerror or e}")
@@ -418,6 +467,16 @@ class Journal:
         """Read from the start again (after a clear of every structure built from it)."""
         self._offset = self._lines = 0
         self._is_journal = False
+        self._warned_torn = None
+        self.torn_tail = 0
+
+    def resume(self, offset: int, lines: int) -> None:
+        """Read on from ``offset`` (the end of line ``lines``), which a snapshot of this
+        file was checked to cover; call under :meth:`locked`, on the file the snapshot
+        names, before anything else was read from it."""
+        assert self._offset == 0 and offset > 0 and self._read_id == self._fd_id
+        self._offset, self._lines = offset, lines
+        self._is_journal = True  # a snapshot covers the header, which was read to make it
         self._warned_torn = None
         self.torn_tail = 0
 
@@ -635,7 +694,8 @@ class Journal:
         return start
 
     def clear(self) -> None:
-        """Replace the file with an empty journal, atomically, and delete ``.torn``.
+        """Replace the file with an empty journal, atomically, and delete ``.torn`` and
+        the snapshot.
 
         Call under ``locked(write=True)`` after :meth:`read_new` (which refuses a
         file that is not a journal). Afterwards no file of this journal holds a
@@ -675,9 +735,12 @@ class Journal:
             raise self._not_a_journal()
         try:
             # A torn line may hold a cleared fact. It is never replayed, so a
-            # crash after this leaves the old memory whole, only without it.
-            with suppress(FileNotFoundError):
-                os.unlink(self.torn_path)
+            # crash after this leaves the old memory whole, only without it. So
+            # may a snapshot (or one a crash left half written): a snapshot is
+            # only a shortcut to replay, so without it the old memory is whole too.
+            for side in (self.snapshot_path, self.snapshot_temp_path, self.torn_path):
+                with suppress(FileNotFoundError):
+                    os.unlink(side)
             new = self._create_clearing()
         except OSError as e:
             raise self._fail("clear", e) from e

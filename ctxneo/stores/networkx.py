@@ -31,6 +31,10 @@ only then applied: a write the journal refuses leaves the process as it was.
 Replay checks the journal's invariants (unique increasing sequence numbers,
 one current value per single-valued key, closes of current facts only) and
 names the first line that breaks one.
+
+Opening a journal loads its snapshot, when one checks out against the file, and
+replays only the lines after it (see :mod:`ctxneo.stores.snapshot`); writers
+leave snapshots when they close and, now and then, as the journal grows.
 """
 
 from __future__ import annotations
@@ -44,10 +48,13 @@ import math
 import operator
 import os
 import threading
+import time
+import warnings
 import weakref
 from array import array
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -62,6 +69,7 @@ from ctxneo.model import (
     check_name,
     check_predicate,
 )
+from ctxneo.stores import snapshot, snapshot_state
 from ctxneo.stores.base import (
     MAX_CANDIDATES,
     MAX_NEIGHBOURS,
@@ -84,12 +92,45 @@ from ctxneo.text import index_keys
 CANDIDATE_POSTING = 128
 #: Parsed journal lines kept for history reads (a batch line holds many facts).
 LINE_CACHE = 8
+#: A writer snapshots the memory (see :mod:`ctxneo.stores.snapshot`) when the
+#: journal lines after the last snapshot are at least this long (about 0.15 s of
+#: replay here): a snapshot costs the whole current state, not the lines it saves.
+SNAPSHOT_MIN_BYTES = 1 << 20
+#: When it closes, once they are also this share of the journal (the next open
+#: replays at most about that share of a full replay)...
+SNAPSHOT_CLOSE_SHARE = 0.05
+#: ...and while it writes, once they are this share of the journal (so snapshots
+#: are spaced out geometrically as it grows)...
+SNAPSHOT_TAIL_SHARE = 0.5
+#: ...and writing one would take at most this share of the writer's time since the
+#: last: a bulk ingest runs at full speed and leaves its snapshot when it closes;
+#: a long-lived server writing now and then leaves them as it goes.
+SNAPSHOT_TIME_SHARE = 0.1
+#: Seconds a snapshot takes per current fact, until this process has written one
+#: (5-20 µs here, by how busy the machine is: guessed high, a bulk ingest is never
+#: interrupted by one).
+SNAPSHOT_COST_PER_FACT = 2e-5
 
 _T = TypeVar("_T")
 #: A change of state: a :class:`Fact` to insert, or ("close", fact, at), ("tick", at),
 #: ("multi", predicate), ("single", predicate), ("alias", phrase, entity), or ("clear",)
 #: (replayed from journals written before a clear replaced the file; never written now).
 Op = Any
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Keep the cyclic garbage collector out of a bulk build: replay and a snapshot's
+    load allocate objects that live as long as the memory and form no cycles worth
+    collecting, and the collector walking them again and again was a quarter of the
+    time to open a large journal."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _locked(method: Callable[..., _T]) -> Callable[..., _T]:
@@ -211,6 +252,11 @@ class NetworkXStore(Store):
         self._lock = threading.RLock()
         self._closed = False
         self._replaced = 0  # the journal's count of replaced files this state is built from
+        # Off once a snapshot could not be written (said once) or a replay failed
+        # part-way (the state is then not the journal's at any offset).
+        self._snapshots = True
+        self._snapshot_time = time.monotonic()  # when the last one was written (or opened)
+        self._snapshot_cost = SNAPSHOT_COST_PER_FACT  # what the last one took, per fact
         self._reset()
         _STORES.add(self)
         if self._journal is not None:
@@ -255,6 +301,7 @@ class NetworkXStore(Store):
         self._horizon = 0  # the highest valid_to of a fact journaled already closed
         self.facts_total = 0
         self.facts_current = 0
+        self._snapshot_at = 0  # the journal offset the newest snapshot known covers
 
     def _index(self, seq: int) -> int:
         i = bisect.bisect_left(self._seqs, seq)
@@ -274,19 +321,59 @@ class NetworkXStore(Store):
                     self._catch_up()
 
     def _catch_up(self) -> None:
-        assert self._journal is not None
-        if self._journal.replaced != self._replaced:
+        journal = self._journal
+        assert journal is not None
+        if journal.replaced != self._replaced:
             # The file was cleared (replaced) since this state was built from it:
             # the journal reads the new file from its start, so start from nothing.
             self._reset()
-            self._replaced = self._journal.replaced
+            self._replaced = journal.replaced
+        if journal.offset == 0:  # nothing read of this file: the state is empty
+            self._load_snapshot()  # start from a snapshot, when one fits
         path = self.path
-        self.replay(
-            (
-                (f"{path}, line {line_no}", offset, record)
-                for line_no, offset, record in self._journal.read_new()
-            ),
-        )
+        try:
+            self.replay(
+                (
+                    (f"{path}, line {line_no}", offset, record)
+                    for line_no, offset, record in journal.read_new()
+                ),
+            )
+        except BaseException:
+            self._snapshots = False
+            raise
+
+    def _load_snapshot(self) -> None:
+        """Build the state from the journal's snapshot, when one is there and checks out
+        against the file, and read on from where it ends; otherwise leave it empty."""
+        journal = self._journal
+        assert journal is not None
+        found = snapshot.load(journal)
+        if found is None:
+            return
+        cover, body = found
+        try:
+            with _collector_paused():
+                snapshot_state.restore(self, body)
+        except (
+            KeyError,
+            IndexError,
+            TypeError,
+            ValueError,
+            OverflowError,
+            AttributeError,
+            UnicodeDecodeError,
+            RecursionError,
+        ) as e:
+            self._reset()  # nothing of it stays: the journal is replayed whole
+            warnings.warn(
+                f"snapshot {journal.snapshot_path} does not hold a memory this version reads "
+                f"({type(e).__name__}: {str(e)[:80]}); ignored, the journal is replayed instead",
+                snapshot.SnapshotWarning,
+                stacklevel=2,
+            )
+            return
+        journal.resume(cover.offset, cover.lines)
+        self._snapshot_at = cover.offset
 
     def replay(self, records: Iterable[tuple[str, int, dict[str, Any]]]) -> None:
         """Apply journal records, each checked against the replay invariants first.
@@ -299,12 +386,7 @@ class NetworkXStore(Store):
             JournalError: a record breaks an invariant or has the wrong shape
                 (the records before it are applied, nothing after it).
         """
-        # Replay allocates objects that live as long as the memory and form no cycles
-        # worth collecting: the cyclic collector walking them again and again was a
-        # quarter of the time to open a large journal.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with _collector_paused():
             for where, offset, record in records:
                 try:
                     op = self._op_of(record)
@@ -314,9 +396,6 @@ class NetworkXStore(Store):
                         f"{where}: bad {str(record.get('op'))[:20]!r} record: {reason}"
                     ) from e
                 self._apply(op, offset)
-        finally:
-            if collecting:
-                gc.enable()
         self.seq = max(self.seq, self._horizon)
 
     def _op_of(self, r: dict[str, Any]) -> Op:
@@ -433,7 +512,81 @@ class NetworkXStore(Store):
             offset = journal.append(line)
             for op in ops:
                 self._apply(op, offset)
-            return result
+        if self._snapshot_due(closing=False):
+            self._write_snapshot()
+        return result
+
+    # -- snapshots (see ctxneo.stores.snapshot) -----------------------------------------
+
+    def _snapshot_due(self, *, closing: bool) -> bool:
+        """Whether this writer should snapshot the memory now (see SNAPSHOT_*)."""
+        journal = self._journal
+        if journal is None or not self._snapshots or not journal.writable:
+            return False  # readers never create a file
+        tail = journal.offset - self._snapshot_at
+        share = SNAPSHOT_CLOSE_SHARE if closing else SNAPSHOT_TAIL_SHARE
+        if tail < max(SNAPSHOT_MIN_BYTES, journal.offset * share):
+            return False
+        if closing:
+            return True
+        cost = self._snapshot_cost * max(1, self.facts_current)  # about what the last took
+        return time.monotonic() - self._snapshot_time >= cost / SNAPSHOT_TIME_SHARE
+
+    @_locked
+    def snapshot(self) -> bool:
+        """Write a snapshot of the memory beside its journal now, so the next open
+        loads it and replays only what follows; whether one was written (not for a
+        memory in process, nor for a journal not written yet).
+
+        Writers do this by themselves as the journal grows and when they close
+        (see :data:`SNAPSHOT_MIN_BYTES`); this is for a memory written once and
+        opened often. A snapshot the system refuses is a :class:`SnapshotWarning`,
+        not an error: the journal holds every write either way.
+        """
+        self._sync()
+        journal = self._journal
+        if journal is None or journal.offset == 0 or not self._snapshots:
+            return False
+        return self._write_snapshot()
+
+    def _write_snapshot(self) -> bool:
+        """Snapshot the state as of the offset read: built here, written under the
+        journal's lock unless the file was replaced (cleared) meanwhile or another
+        writer's snapshot already covers as much. Never raises for the file system:
+        the writes it follows were acknowledged."""
+        journal = self._journal
+        assert journal is not None
+        replaced = journal.replaced
+        try:
+            cover = snapshot.cover_of(journal)
+            newest = snapshot.covered(journal)
+            if newest >= cover.offset:
+                self._snapshot_at = newest  # another writer's is as recent: no need
+                return False
+            started = time.monotonic()
+            with _collector_paused():  # it walks the whole memory: nothing for it to free
+                body = snapshot_state.encode(self)
+            with journal.locked(write=True):
+                if journal.replaced != replaced or journal.file_id != (cover.device, cover.inode):
+                    return False  # cleared meanwhile: this state is of a file that is gone
+                if snapshot.covered(journal) >= cover.offset:
+                    return False
+                snapshot.save(journal, cover, body)
+        except (OSError, JournalError, ValueError, TypeError, OverflowError) as e:
+            # Whatever went wrong, the write before this was acknowledged: say so once.
+            self._snapshots = False
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            warnings.warn(
+                f"cannot write snapshot {journal.snapshot_path} ({reason}); opening the "
+                "journal replays it instead, and this process writes no more snapshots",
+                snapshot.SnapshotWarning,
+                stacklevel=4,
+            )
+            return False
+        self._snapshot_at = cover.offset
+        self._snapshot_time = time.monotonic()
+        self._snapshot_cost = (self._snapshot_time - started) / max(1, self.facts_current)
+        return True
 
     # -- applying operations (replay and writes alike) ---------------------------------
 
@@ -662,7 +815,11 @@ class NetworkXStore(Store):
             created = frozenset(op.seq for op in ops if isinstance(op, Fact))
             return ops, Written(now, created, sorted(closed_stored, key=lambda f: f.seq))
 
-        return self._write(plan)
+        # A batch makes facts and index entries that live as long as the memory: the
+        # collector walking the whole memory again and again as they are made was a
+        # third of a batched ingest (it runs once, after).
+        with _collector_paused():
+            return self._write(plan)
 
     @_locked
     def retract(self, subject: str, predicate: str, obj: str | None = None) -> list[Fact]:
@@ -1018,9 +1175,17 @@ class NetworkXStore(Store):
 
     @_locked
     def close(self) -> None:
-        self._closed = True
-        if self._journal is not None:
-            self._journal.close()
+        if self._closed:
+            return
+        try:
+            # A writer leaves a snapshot of what it read for the next open (one that
+            # only read creates nothing).
+            if self._snapshot_due(closing=True):
+                self._write_snapshot()
+        finally:
+            self._closed = True
+            if self._journal is not None:
+                self._journal.close()
 
 
 def _check_counter(ops: Sequence[Op | Fact]) -> None:

@@ -1,0 +1,284 @@
+"""A snapshot of an embedded memory beside its journal: opening loads it and replays
+only the journal lines written after it.
+
+The journal stays the memory. A snapshot says "replaying the first N bytes of
+this journal builds this state", and it is believed only when it provably
+describes this journal's first N bytes; otherwise the journal is replayed
+whole, as if there were no snapshot. So a snapshot that is missing, stale,
+damaged, unsafe to read or of another journal changes nothing but how long an
+open takes.
+
+The file, ``<journal>.snapshot``, is data only, JSON and integer arrays (a
+shared directory must not hand a process something that runs code, as a pickle
+would)::
+
+    {"format": "ctxneo-snapshot/1", "journal": {...}, "body_bytes": ..., "body_sha256": ...}
+    {"names": [...], "arrays": [...], ...}   the state: JSON, then the arrays' bytes
+
+``journal`` names what it covers: the journal's device and inode (a clear
+renames a new file over the journal, so its snapshot names another inode), the
+offset it covers and the lines before it, and the SHA-256 of the (up to)
+:data:`WINDOW` journal bytes that end at that offset, which a new file reusing
+a freed inode does not hold. The body is checked against its length and digest
+before it is parsed. Checking costs one read of :data:`WINDOW` bytes, whatever
+the journal's length, so an open costs the current state plus the lines after
+the snapshot. (:mod:`ctxneo.stores.snapshot_state` writes and reads the body.)
+
+A snapshot is written by a process that writes to the journal (opening and
+reading never create a file), under the journal's exclusive lock: to a
+temporary name only the lock's holder uses (``.snapshot.tmp``, created
+exclusively, 0600, never through a symlink), synced, renamed over the
+snapshot, the directory synced. Under the lock no clear can run, so a clear
+(which deletes both names under the same lock) can never miss a snapshot being
+written, and two writers never write the temporary file at once. The body is
+built before the lock is taken, from the writer's own state (which is the
+journal's state at the offset it has read, whatever others append meanwhile),
+so other writers wait only for the file to be written.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import warnings
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any
+
+from ctxneo.errors import JournalError
+from ctxneo.stores.journal import (
+    _NOFOLLOW,
+    FILE_MODE,
+    Journal,
+    _fsync_dir,
+    _write_all,
+    check_owner,
+)
+
+FORMAT = "ctxneo-snapshot/1"
+#: Journal bytes before the covered offset whose digest a snapshot carries.
+WINDOW = 1 << 20
+#: The longest first line read: a header is a few hundred bytes.
+MAX_HEADER = 1 << 16
+
+
+class SnapshotWarning(UserWarning):
+    """A journal's snapshot is unsafe or damaged: ignored, the journal is replayed."""
+
+
+@dataclass(frozen=True)
+class Cover:
+    """What a snapshot covers: a journal file up to ``offset`` (``lines`` lines)."""
+
+    device: int
+    inode: int
+    offset: int
+    lines: int
+    window_sha256: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "inode": self.inode,
+            "offset": self.offset,
+            "lines": self.lines,
+            "window_sha256": self.window_sha256,
+        }
+
+
+def cover_of(journal: Journal) -> Cover:
+    """What a snapshot of the state read from ``journal`` so far covers."""
+    assert journal.file_id is not None
+    window = journal.bytes_before(journal.offset, WINDOW)
+    device, inode = journal.file_id
+    return Cover(device, inode, journal.offset, journal.lines, hashlib.sha256(window).hexdigest())
+
+
+def _describes(cover: Cover, journal: Journal) -> bool:
+    """Whether ``cover`` is a prefix of the file ``journal`` has open (under its lock)."""
+    if journal.file_id != (cover.device, cover.inode) or cover.lines < 1:
+        return False
+    if not 0 < cover.offset <= journal.size():
+        return False
+    window = journal.bytes_before(cover.offset, WINDOW)
+    return hashlib.sha256(window).hexdigest() == cover.window_sha256
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, SnapshotWarning, stacklevel=5)
+
+
+# -- reading --------------------------------------------------------------------------
+
+
+def _open(journal: Journal, *, quiet: bool = False) -> int | None:
+    """The snapshot, opened for reading if it is safe to read (the journal's rules: no
+    symlink, ours or root's, writable by nobody else); ``None``, with a warning when
+    something is wrong, not when there is simply none."""
+    path = journal.snapshot_path
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        if not quiet:
+            why = "it is a symlink" if e.errno == errno.ELOOP else e.strerror or str(e)
+            _warn(f"snapshot {path} ignored ({why}); the journal is replayed instead")
+        return None
+    try:
+        check_owner(fd, path, "snapshot")
+    except (JournalError, OSError) as e:
+        os.close(fd)
+        if not quiet:
+            _warn(f"{e}; ignored, the journal is replayed instead")
+        return None
+    return fd
+
+
+def _read_header(
+    fd: int, path: object, *, quiet: bool = False
+) -> tuple[dict[str, Any], int] | None:
+    """The first line, parsed, and where the body starts; ``None`` when it is not a
+    snapshot header this version reads (warned when it is damaged)."""
+    head = os.pread(fd, MAX_HEADER, 0)
+    end = head.find(b"\n")
+    try:
+        if end < 0:
+            raise ValueError("no whole first line")
+        header = json.loads(head[:end])
+        if not isinstance(header, dict):
+            raise ValueError("its first line is not a JSON object")
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        if not quiet:
+            _warn(f"snapshot {path} is damaged ({e}); ignored, the journal is replayed instead")
+        return None
+    if header.get("format") != FORMAT:
+        return None  # another version's: replaced by the next snapshot written
+    return header, end + 1
+
+
+def _cover(header: dict[str, Any]) -> Cover:
+    j = header["journal"]
+    cover = Cover(j["device"], j["inode"], j["offset"], j["lines"], j["window_sha256"])
+    if not all(isinstance(v, int) for v in (cover.device, cover.inode, cover.offset, cover.lines)):
+        raise TypeError("the journal it covers is not numbers")
+    return cover
+
+
+def covered(journal: Journal) -> int:
+    """The offset up to which the snapshot on disk covers the file ``journal`` has open
+    (0: none does, or none that can be read: a writer replaces it, so says nothing).
+    Reads its first line only."""
+    fd = _open(journal, quiet=True)
+    if fd is None:
+        return 0
+    try:
+        found = _read_header(fd, journal.snapshot_path, quiet=True)
+        if found is None:
+            return 0
+        cover = _cover(found[0])
+        return cover.offset if _describes(cover, journal) else 0
+    except (KeyError, TypeError, OSError):
+        return 0  # a damaged header: the next snapshot replaces it
+    finally:
+        os.close(fd)
+
+
+def load(journal: Journal) -> tuple[Cover, bytes] | None:
+    """The snapshot of the file ``journal`` has open, when one is there, safe, whole and
+    of this file: what it covers and its body (the state, decoded by
+    :func:`ctxneo.stores.snapshot_state.restore`). Call under the journal's lock.
+
+    A snapshot of another file or of another version is passed over in silence
+    (the next writer replaces it); one that is unsafe or damaged with a
+    :class:`SnapshotWarning`. Either way the caller replays the journal.
+    """
+    fd = _open(journal)
+    if fd is None:
+        return None
+    path = journal.snapshot_path
+    try:
+        found = _read_header(fd, path)
+        if found is None:
+            return None
+        header, start = found
+        try:
+            cover = _cover(header)
+            size, digest = int(header["body_bytes"]), header["body_sha256"]
+        except (KeyError, TypeError, ValueError) as e:
+            _warn(f"snapshot {path} has a damaged header ({e}); ignored, the journal is replayed")
+            return None
+        if not _describes(cover, journal):
+            return None  # stale: another file, or one cut shorter than it covers
+        body = _read_body(fd, start, size)
+        if len(body) != size or hashlib.sha256(body).hexdigest() != digest:
+            _warn(
+                f"snapshot {path} is damaged ({len(body)} of {size} bytes, or not the bytes "
+                "written); ignored, the journal is replayed instead"
+            )
+            return None
+        return cover, body
+    except OSError as e:
+        _warn(f"cannot read snapshot {path} ({e.strerror or e}); the journal is replayed instead")
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_body(fd: int, start: int, size: int) -> bytes:
+    """``size`` bytes from ``start`` (fewer when the file ends sooner), and no more: a
+    file longer than its header says is damaged too (one byte more is read to see)."""
+    out = bytearray()
+    pos = start
+    while len(out) <= size:
+        chunk = os.pread(fd, min(1 << 24, size + 1 - len(out)), pos)
+        if not chunk:
+            break
+        out += chunk
+        pos += len(chunk)
+    return bytes(out)
+
+
+# -- writing --------------------------------------------------------------------------
+
+
+def save(journal: Journal, cover: Cover, body: bytes) -> None:
+    """Write a snapshot of ``cover`` with ``body``; call under ``journal.locked(write=True)``
+    once the file is known to be the one ``cover`` names.
+
+    Raises:
+        OSError: the system refused a step; the snapshot on disk is then the one
+            that was there, and no temporary file is left.
+    """
+    header = {
+        "format": FORMAT,
+        "journal": cover.as_json(),
+        "body_bytes": len(body),
+        "body_sha256": hashlib.sha256(body).hexdigest(),
+    }
+    line = json.dumps(header, separators=(",", ":")).encode("ascii") + b"\n"
+    temp = journal.snapshot_temp_path
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW
+    try:
+        fd = os.open(temp, flags, FILE_MODE)
+    except FileExistsError:
+        # Left by a writer killed mid-snapshot: only the lock's holder writes this name.
+        os.unlink(temp)
+        fd = os.open(temp, flags, FILE_MODE)
+    try:
+        _write_all(fd, line + body)
+        if journal.fsync != "off":
+            # Whole on disk before its name is the snapshot's. (Without: a power loss
+            # may leave the name on nothing whole, which its digest then refuses.)
+            os.fsync(fd)
+        os.replace(temp, journal.snapshot_path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(temp)
+        raise
+    finally:
+        os.close(fd)
+    if journal.fsync != "off":
+        _fsync_dir(journal.path.parent)
