@@ -51,6 +51,17 @@ def test_stems_from_many_threads_are_the_stems_of_one() -> None:
     assert [got[word] for word in words] == expected
 
 
+def test_the_stems_are_the_pure_python_snowball_stems() -> None:
+    # PyStemmer (a dependency, in C) is what snowballstemmer hands out when installed:
+    # it must stem as the reference implementation does, or a journal written with one
+    # and read with the other would not find its own names.
+    from snowballstemmer.english_stemmer import EnglishStemmer
+
+    reference = EnglishStemmer()
+    words = [*_new_words(4000, seed=3), "running", "agreed", "generously", "dying", "skies"]
+    assert [stem(w) for w in words] == [reference.stemWord(w) for w in words]
+
+
 def test_asking_from_many_threads_gives_every_thread_the_same_answers() -> None:
     memory = Memory.open()
     for i in range(30):
