@@ -87,6 +87,8 @@ def check_text(value: object, what: str, max_bytes: int = MAX_NAME_BYTES) -> str
     """
     if not isinstance(value, str):
         raise InvalidFactError(f"{what} must be a string, got {type(value).__name__}")
+    if len(value) <= max_bytes and value.isascii():
+        return value  # (the common case, checked without encoding: ASCII is a byte a char)
     try:
         size = len(value.encode("utf-8"))
     except UnicodeEncodeError as e:
@@ -109,7 +111,7 @@ def check_name(value: object, what: str, max_bytes: int = MAX_NAME_BYTES) -> str
     """
     check_text(value, what, max_bytes)
     assert isinstance(value, str)
-    if not value.strip():
+    if not value or (value[0].isspace() and not value.strip()):
         raise InvalidFactError(f"{what} must be a non-empty string, got {value!r}")
     return value
 
