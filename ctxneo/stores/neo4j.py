@@ -833,6 +833,7 @@ class Neo4jStore(Store):
         while True:
             try:
                 with self._session() as session:  # CALL ... IN TRANSACTIONS needs auto-commit
+                    session.run(cypher.load("clear_facts"), {"ns": self.namespace}).consume()
                     session.run(cypher.load("clear"), {"ns": self.namespace}).consume()
                     session.run(cypher.load("clear_memory_node"), {"ns": self.namespace}).consume()
                 return
