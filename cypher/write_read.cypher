@@ -24,13 +24,18 @@ CALL (m) {
 CALL (m) {
   UNWIND $keys AS key
   WITH key WHERE key.objects IS NOT NULL AND key.p IN m.multi
-  UNWIND key.objects AS name
   MATCH (s:Entity {ns: $ns, name: key.s})
   USING INDEX s:Entity(ns, name)
-  MATCH (o:Entity {ns: $ns, name: name})
-  USING INDEX o:Entity(ns, name)
-  MATCH (s)-[r]->(o)
-  WHERE type(r) = key.p AND r.valid_to IS NULL
+  // The subject found first, then each object and the facts between the two, read
+  // from the end with fewer relationships (not by expanding a hub object).
+  CALL (s, key) {
+    UNWIND key.objects AS name
+    MATCH (o:Entity {ns: $ns, name: name})
+    USING INDEX o:Entity(ns, name)
+    MATCH (s)-[r]->(o)
+    WHERE type(r) = key.p AND r.valid_to IS NULL
+    RETURN r, o
+  }
   RETURN collect({id: elementId(r), s: s.name, p: type(r), o: o.name, seq: r.seq,
                   valid_from: r.valid_from, valid_to: r.valid_to, speaker: r.speaker,
                   turn_id: r.turn_id, fact_id: r.fact_id, text: r.text}) AS some
