@@ -14,6 +14,9 @@ WITH m
 CALL (m) {
   UNWIND $keys AS key
   WITH key WHERE key.objects IS NULL OR NOT key.p IN m.multi
+  // Collected first, so no plan expands a key's subject before knowing it is read whole.
+  WITH collect(key) AS keys
+  UNWIND keys AS key
   MATCH (s:Entity {ns: $ns, name: key.s})-[r]->(o:Entity)
   USING INDEX s:Entity(ns, name)
   WHERE type(r) = key.p AND r.valid_to IS NULL
@@ -24,6 +27,8 @@ CALL (m) {
 CALL (m) {
   UNWIND $keys AS key
   WITH key WHERE key.objects IS NOT NULL AND key.p IN m.multi
+  WITH collect(key) AS keys
+  UNWIND keys AS key
   MATCH (s:Entity {ns: $ns, name: key.s})
   USING INDEX s:Entity(ns, name)
   // The subject found first, then each object and the facts between the two, read
