@@ -265,7 +265,7 @@ def test_a_write_into_a_hub_reads_its_own_values_not_the_hubs_degree(
         store.clear()
 
 
-@pytest.mark.parametrize("name", ["write_read", "write_apply", "create_facts"])
+@pytest.mark.parametrize("name", ["write_read", "write_apply", "create_facts", "find_write"])
 def test_write_statements_find_entities_by_the_index_whatever_the_statistics(
     neo4j_server: Any, name: str
 ) -> None:
