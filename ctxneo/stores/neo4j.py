@@ -9,9 +9,12 @@ so the graph reads naturally in Neo4j Browser::
 Every statement lives in ``cypher/*.cypher`` (bar ``db.awaitIndexes``). A
 write is one transaction that takes the namespace's write lock first. One fact
 is one statement (``remember_one``), which applies the supersession rule in
-Cypher; a batch reads the current facts of its keys, decides supersession in
-Python (the rule both stores share, ``stores.base.supersede``), then merges
-entities, closes and creates with UNWIND and advances the counter. Each write
+Cypher; a batch (or a retraction) is two whatever its size: ``write_read`` takes
+the lock and reads the current facts of its keys, supersession is decided in
+Python (the rule both stores share, ``stores.base.supersede``), and
+``write_apply`` closes, merges entities, creates with UNWIND and advances the
+counter. BEGIN travels with the first statement, so a fact is two round trips
+(with the COMMIT) and a batch three. Each write
 carries a client-generated write id, stored on the facts it creates or closes:
 retries are the store's own, stop at a time limit, and after a commit whose
 answer was lost look the write up before writing again (``find_write``).
