@@ -192,3 +192,89 @@ def test_a_write_that_waits_past_its_limit_for_the_lock_says_so_and_applies_noth
     assert [f.object for f in store.current_of("A")] == ["B"]
     store.clear()
     store.close()
+
+
+def _sends(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the driver's flushes to the server: each is one round trip of a write."""
+    from neo4j._sync.io._bolt import _base
+
+    count = [0]
+    send_all = _base.Bolt.send_all
+
+    def counted(self: Any) -> None:
+        count[0] += 1
+        send_all(self)
+
+    monkeypatch.setattr(_base.Bolt, "send_all", counted)
+    return count
+
+
+def test_a_fact_is_two_round_trips_and_a_batch_or_a_retraction_three(
+    neo4j_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    namespace = f"trips-{uuid.uuid4().hex}"
+    with open_store(neo4j_server, namespace) as store:
+        store.remember(NewFact("Warm", "OWNED_BY", "Up"))  # the connection's own messages
+        sends = _sends(monkeypatch)
+
+        def trips(write: Any) -> int:
+            before = sends[0]
+            write()
+            return sends[0] - before
+
+        # BEGIN travels with the first statement; then the COMMIT.
+        assert trips(lambda: store.remember(NewFact("Svc", "OWNED_BY", "Team_A"))) == 2
+        assert trips(lambda: store.remember(NewFact("Svc", "OWNED_BY", "Team_A"))) == 2
+        batch = [NewFact("Svc", "OWNED_BY", "Team_B")]
+        batch += [NewFact(f"Svc_{i}", "DEPENDS_ON", "Svc", multi=True) for i in range(50)]
+        assert trips(lambda: store.remember_many(batch)) == 3
+        assert trips(lambda: store.retract("Svc", "OWNED_BY")) == 3
+        assert trips(lambda: store.retract("Svc", "OWNED_BY")) == 2  # nothing to close
+        assert [f.object for f in store.history("Svc", "OWNED_BY")] == ["Team_A", "Team_B"]
+        assert store.current_of("Svc", "OWNED_BY") == []
+        store.clear()
+
+
+def _db_hits(plan: Any) -> int:
+    return int(plan.get("dbHits", 0)) + sum(_db_hits(c) for c in plan.get("children", []))
+
+
+def test_a_write_into_a_hub_reads_its_own_values_not_the_hubs_degree(
+    neo4j_server: Any,
+) -> None:
+    from ctxneo import cypher
+
+    namespace = f"hub-{uuid.uuid4().hex}"
+    with open_store(neo4j_server, namespace) as store:
+        members = [NewFact("Hub", "HAS_MEMBER", f"M_{i}", multi=True) for i in range(2_000)]
+        users = [NewFact(f"S_{i}", "DEPENDS_ON", "Hub", multi=True) for i in range(2_000)]
+        store.remember_many(members + users)
+        keys = [
+            {"s": "Hub", "p": "HAS_MEMBER", "objects": ["M_new", "M_7"]},  # the hub's own key
+            {"s": "S_new", "p": "DEPENDS_ON", "objects": ["Hub"]},  # into the hub
+            {"s": "S_7", "p": "DEPENDS_ON", "objects": ["Hub"]},
+        ]
+        with store._session() as session:
+            tx = session.begin_transaction()
+            result = tx.run("PROFILE " + cypher.load("write_read"), ns=namespace, keys=keys)
+            (row,) = list(result)
+            hits = _db_hits(result.consume().profile)
+            tx.rollback()
+        assert sorted((f["s"], f["o"]) for f in row["current"]) == [("Hub", "M_7"), ("S_7", "Hub")]
+        assert hits < 200, hits  # 4,000 facts touch the hub
+        store.clear()
+
+
+@pytest.mark.parametrize("name", ["write_read", "write_apply", "create_facts", "find_write"])
+def test_write_statements_find_entities_by_the_index_whatever_the_statistics(
+    neo4j_server: Any, name: str
+) -> None:
+    from ctxneo import cypher
+
+    def operators(plan: Any) -> list[str]:
+        return [plan["operatorType"], *(o for c in plan.get("children", []) for o in operators(c))]
+
+    with open_store(neo4j_server, f"plan-{uuid.uuid4().hex}") as store, store._session() as s:
+        plan = s.run("EXPLAIN " + cypher.load(name)).consume().plan
+    scans = [op for op in operators(plan) if "Scan" in op]
+    assert not scans, scans  # a plan made on a nearly empty database may otherwise scan
