@@ -9,7 +9,12 @@ written into a fresh memory and measured:
   through the real answerer, and whether the answers are right;
 - for the embedded store, the resident memory it adds per fact (each size runs
   in a fresh process, so sizes do not pollute each other);
-- for Neo4j, store round trips per answer.
+- for Neo4j, store round trips per answer;
+- the floor each store's answer is measured against, in the same run: for the
+  embedded store a structured lookup of the same answers (SQLite in memory, a
+  table of the current triples indexed on (subject, predicate), the question's
+  hops looked up in turn: no words read); for Neo4j a ``RETURN 1`` on a kept
+  session (one round trip doing nothing).
 """
 
 from __future__ import annotations
@@ -72,6 +77,54 @@ def _answers(memory: Memory, workload: Workload) -> dict[str, Any]:
     return out
 
 
+FLOOR_SAMPLES = 200
+
+
+def sqlite_floor_ms(workload: Workload) -> float:
+    """The p50 of answering the workload's questions by structured lookups alone."""
+    import sqlite3
+
+    current: dict[tuple[str, str], list[str]] = {}
+    for f in workload.facts:
+        values = current.setdefault((f.subject, f.predicate), [])
+        if f.predicate in MULTI_VALUED:
+            if f.object not in values:
+                values.append(f.object)
+        else:
+            values[:] = [f.object]
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE facts (s TEXT, p TEXT, o TEXT)")
+    db.executemany(
+        "INSERT INTO facts VALUES (?, ?, ?)",
+        ((s, p, o) for (s, p), values in current.items() for o in values),
+    )
+    db.execute("CREATE INDEX facts_sp ON facts (s, p)")
+    latencies = []
+    for q in workload.questions[:FLOOR_SAMPLES]:
+        start = time.perf_counter()
+        at = [q.chain[0]]
+        for predicate in q.chain[1:]:
+            at = [
+                o
+                for s in at
+                for (o,) in db.execute("SELECT o FROM facts WHERE s = ? AND p = ?", (s, predicate))
+            ]
+        latencies.append((time.perf_counter() - start) * 1000)
+        assert q.expected in at, (q, at)  # (the floor answers right, or it measures nothing)
+    db.close()
+    return round(statistics.median(latencies), 4)
+
+
+def return_one_floor_ms(store: Any) -> float:
+    """The p50 of one ``RETURN 1`` round trip on the store's kept read session."""
+    latencies = []
+    for _ in range(FLOOR_SAMPLES):
+        start = time.perf_counter()
+        store._reader().run("RETURN 1").consume()  # (the session every read of an answer uses)
+        latencies.append((time.perf_counter() - start) * 1000)
+    return round(statistics.median(latencies), 4)
+
+
 def _rss() -> int:
     import psutil
 
@@ -91,6 +144,7 @@ def measure_networkx(n: int) -> dict[str, Any]:
     row["ingest_batch_per_s"] = _rate(len(facts), _ingest(memory, facts, BATCH))
     row["rss_bytes_per_fact"] = round((_rss() - before) / len(facts), 1)
     row.update(_answers(memory, workload))
+    row["floor_p50_ms"] = sqlite_floor_ms(workload)
     memory.close()
     del memory
     with Memory.open() as one_by_one:
@@ -114,6 +168,7 @@ def measure_neo4j(n: int, connect: Callable[[str], Memory]) -> dict[str, Any]:
         before = store.reads
         row.update(_answers(memory, workload))
         row["round_trips_per_answer"] = round((store.reads - before) / len(workload.questions), 2)
+        row["floor_p50_ms"] = return_one_floor_ms(store)
         # Then one transaction per fact, on top of the loaded memory (after the
         # answers: these extra facts may re-state some of the workload's).
         sample = min(NEO4J_SINGLE_SAMPLE, max(100, n // 10))

@@ -37,6 +37,9 @@ class Question:
     kind: str  # "direct" or "two-hop"
     text: str
     expected: str
+    #: The lookups that answer it without reading words: a subject, then the predicate
+    #: of each hop (what the floor of a structured lookup is timed on).
+    chain: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,13 +97,17 @@ def build(n_facts: int, questions: int = 200, seed: int = SEED) -> Workload:
         else:
             facts.append(NewFact(s, "HAS_STATUS", rng.choice(_STATUS), "Agent_Monitor"))
     asked = [rng.choice(names) for _ in range(questions)]
-    qs = [Question("direct", f"Which team owns {_spoken(s, rng)}?", owner[s]) for s in asked]
+    qs = [
+        Question("direct", f"Which team owns {_spoken(s, rng)}?", owner[s], (s, "OWNED_BY"))
+        for s in asked
+    ]
     asked = [rng.choice(names) for _ in range(questions)]
     qs += [
         Question(
             "two-hop",
             f"Which team manages the cluster that {_spoken(s, rng)} runs on?",
             manager[runs_on[s]],
+            (s, "RUNS_ON", "MANAGED_BY"),
         )
         for s in asked
     ]

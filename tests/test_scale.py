@@ -49,6 +49,7 @@ def test_bench_scale_json_has_a_row_per_size_and_growth() -> None:
         assert row["backend"] == "networkx"
         assert row["direct_correct"] == 1.0 and row["two_hop_correct"] == 1.0
         assert row["ingest_batch_per_s"] > 0 and row["rss_bytes_per_fact"] > 0
+        assert row["floor_p50_ms"] > 0  # (the SQLite lookups answered right: it asserts so)
     assert set(doc["growth"]["networkx"]) >= {"direct_p50", "two_hop_p50", "ingest_batch"}
 
 
@@ -76,3 +77,4 @@ def test_bench_scale_on_neo4j(neo4j_server: Any) -> None:
     # What the words meet, then the neighbourhood read ahead (a read it did not cover
     # would add one): 5.6-6 before the read ahead.
     assert 1 <= row["round_trips_per_answer"] <= 2.5
+    assert row["floor_p50_ms"] > 0
