@@ -562,7 +562,8 @@ def fsync_costs(workdir: Path, singles: int = 300) -> list[dict[str, Any]]:
 
 def history_costs(workdir: Path, updates: int = 12_000) -> list[dict[str, Any]]:
     """One key updated ``updates`` times, with a new value each time and with three values
-    in turn: write cost early and late, replay time, the replayed store's memory."""
+    in turn: write cost early and late, the time to open it again (its snapshot, when the
+    writer left one, and the journal lines after it), the opened store's memory."""
     from ctxneo.stores.networkx import NetworkXStore
 
     rows = []
@@ -735,8 +736,8 @@ def _notes(result: dict[str, Any]) -> list[str]:
 
 def _history_lines(rows: list[dict[str, Any]]) -> list[str]:
     lines = [
-        "| one key updated | write p50 µs, first tenth | write p50 µs, last tenth | replay s "
-        "| replayed store MB | whole history read s |",
+        "| one key updated | write p50 µs, first tenth | write p50 µs, last tenth | open s "
+        "| opened store MB | whole history read s |",
         "|---|---|---|---|---|---|",
     ]
     lines += [
