@@ -5,7 +5,10 @@
 //  - first: each anchor's facts, current and closed, newest $first_limit;
 //  - second: the ends the anchors' current facts reach (the $ends best: through the
 //    relations the question names best ($relevance), then the newest), each with its
-//    newest $later_limit facts (current only, or with history when $later_history);
+//    newest $later_limit facts (current only, or with history when $later_history),
+//    and, for an end whose read filled that limit but that has at most $hub_degree
+//    facts, its current facts of the $best relations (a bigger hub's are left to the
+//    walk's own read, narrowed to their types: filtering them would read them all);
 //  - third: the ends those facts reach (the $ends best, by the relevance of the two
 //    relations that reach them, as the walk ranks its shapes), each with its facts of the
 //    $best relations, newest $hub_limit (history included when $later_history), but
@@ -48,11 +51,21 @@ CALL (ends1, at, seen) {
     WITH DISTINCT r ORDER BY r.seq DESC LIMIT $later_limit
     RETURN collect(r) AS rs
   }
-  RETURN collect({key: e.name, rel: rel, rs: rs}) AS second
+  WITH e, rel, rs, size(rs) >= $later_limit AND COUNT { (e)--() } <= $hub_degree AS read
+  CALL (e, read, seen) {
+    // (the filter before the MATCH: a row it drops expands nothing)
+    WITH e, seen WHERE read
+    MATCH (e)-[r]-()
+    WHERE type(r) IN $best
+    AND r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen)
+    WITH DISTINCT r ORDER BY r.seq DESC LIMIT $hub_limit
+    RETURN collect(r) AS hub
+  }
+  RETURN collect({key: e.name, rel: rel, rs: rs, hub: hub, read: read}) AS second
 }
 CALL (second, at, seen) {
   UNWIND second AS g
-  UNWIND g.rs AS r
+  UNWIND g.rs + g.hub AS r
   WITH g, r WHERE r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen)
   UNWIND [startNode(r), endNode(r)] AS n
   WITH g, n, r WHERE n.name <> g.key AND NOT n.name IN $names

@@ -2,7 +2,7 @@
 // sequence numbers of its facts (`DESCRIBED` is the list of the described parts).
 WITH at, first, second, third, DESCRIBED AS described
 CALL (first, second, third, described, at) {
-  UNWIND [g IN first | g.rs] + [g IN second | g.rs]
+  UNWIND [g IN first | g.rs] + [g IN second | g.rs] + [g IN second | g.hub]
     + [g IN third | g.rs] + described AS rs
   UNWIND rs AS r
   WITH DISTINCT r
@@ -15,6 +15,6 @@ CALL (first, second, third, described, at) {
 }
 RETURN at, facts,
   [g IN first | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS first,
-  [g IN second | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS second,
+  [g IN second | {key: g.key, seqs: [r IN g.rs | r.seq], hub: [r IN g.hub | r.seq], read: g.read}] AS second,
   [g IN third | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS third,
   [rs IN described | [r IN rs | r.seq]] AS described

@@ -65,7 +65,7 @@ class Plan:
     #: Ends with more facts than this (hubs) are not read through the best relations
     #: ahead: filtering a hub's facts by type reads them all; the walk's own read of them
     #: is narrowed to the types (cypher.with_types) and costs only those.
-    hub_degree: int = 1000
+    hub_degree: int = 10_000
     described: tuple[str, ...] = ()  # relations whose few subjects are read
     max_subjects: int = 0
     described_limit: int = 0

@@ -1136,6 +1136,8 @@ class Neo4jStore(Store):
             found.add(g["key"], read(g["seqs"], True, plan.first_limit, None))
         for g in row["second"]:
             found.add(g["key"], read(g["seqs"], plan.later_history, plan.later_limit, None))
+            if g["read"]:
+                found.add(g["key"], read(g["hub"], False, plan.hub_limit, plan.best))
         for g in row["third"]:
             found.add(g["key"], read(g["seqs"], plan.later_history, plan.hub_limit, plan.best))
         if described:
