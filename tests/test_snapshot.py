@@ -23,6 +23,7 @@ import sys
 import time
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -438,6 +439,51 @@ def test_a_snapshot_others_may_write_is_ignored_unless_shared_on_purpose(
     monkeypatch.setenv("CTXNEO_SHARED_JOURNAL", "1")
     with _opened_quietly(path) as shared:
         assert shared._snapshot_at > 0
+
+
+class _Hung(Exception):
+    pass
+
+
+@contextmanager
+def _no_hang(seconds: int = 60) -> Iterator[None]:
+    """Fail, instead of hanging the test run, when something blocks for good (a FIFO
+    opened with no writer never returns): a guard against a deadlock, not a timing."""
+
+    def hung(signum: int, frame: Any) -> None:
+        raise _Hung(f"blocked for {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_snapshot_that_is_a_fifo_is_ignored_without_blocking(
+    tmp_path: Path, replayed: Any
+) -> None:
+    """Opening a FIFO for reading waits for a writer, for ever, with the journal's lock
+    held: every open and every writer of the memory would hang behind it."""
+    path = tmp_path / "memory.jsonl"
+    _memory_with_snapshot(path).close()
+    _snapshot_of(path).unlink()
+    os.mkfifo(_snapshot_of(path), 0o600)
+    temp = path.with_name(path.name + ".snapshot.tmp")
+    os.mkfifo(temp, 0o600)  # created exclusively: removed, never opened
+    with _no_hang():
+        with pytest.warns(SnapshotWarning, match="not a regular file.*replayed") as caught:
+            loaded = NetworkXStore(path)
+        assert len(caught) == 1 and "\n" not in str(caught[0].message)
+        assert loaded._snapshot_at == 0
+        _same(loaded, replayed(path))
+        assert loaded.snapshot()  # a writer asks what the FIFO covers, then replaces it
+        loaded.close()
+    assert stat.S_ISREG(_snapshot_of(path).lstat().st_mode) and not temp.exists()
+    with _opened_quietly(path) as again:
+        assert again._snapshot_at > 0
 
 
 @as_root

@@ -119,7 +119,10 @@ def _open(journal: Journal, *, quiet: bool = False) -> int | None:
     something is wrong, not when there is simply none."""
     path = journal.snapshot_path
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW)
+        # O_NONBLOCK: opening a FIFO (planted, or made by mistake) for reading would
+        # otherwise wait for a writer for ever, with the journal's lock held. It
+        # changes nothing for a regular file, and check_owner refuses anything else.
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | _NOFOLLOW)
     except FileNotFoundError:
         return None
     except OSError as e:
@@ -260,6 +263,8 @@ def save(journal: Journal, cover: Cover, body: bytes) -> None:
     }
     line = json.dumps(header, separators=(",", ":")).encode("ascii") + b"\n"
     temp = journal.snapshot_temp_path
+    # O_EXCL never opens what is at the name (a symlink, a FIFO): it creates a file
+    # or fails, and whatever is there is unlinked (not followed) and the name made anew.
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW
     try:
         fd = os.open(temp, flags, FILE_MODE)
