@@ -302,6 +302,40 @@ def test_a_snapshot_of_a_cleared_journal_is_never_loaded(tmp_path: Path) -> None
         assert fresh.stats()["facts"] == 300 and fresh.aliases() == {}
 
 
+def test_a_journal_rewritten_in_place_is_replayed_not_read_from_its_stale_snapshot(
+    tmp_path: Path, replayed: Any
+) -> None:
+    """Same file, same length, other bytes (``cp backup.jsonl memory.jsonl``, a line
+    edited by hand): the inode and the size a snapshot names say nothing, and the
+    change is more than a mebibyte before the offset it covers."""
+    path = tmp_path / "memory.jsonl"
+    with NetworkXStore(path) as store:
+        store.remember(NewFact("Svc_Amber", "OWNED_BY", "Team_Old"))
+        for batch in range(12):
+            store.write(
+                [NewFact(f"Svc_{batch}_{i}", "OWNED_BY", f"Team_{i % 7}") for i in range(1000)]
+            )
+        assert store.snapshot()
+    before = path.stat()
+    at = path.read_bytes().index(b"Team_Old")
+    assert before.st_size - at > 1 << 20  # out of the last mebibyte the snapshot covers
+    with path.open("r+b") as f:  # in place: the same inode, the same length
+        f.seek(at)
+        f.write(b"Team_New")
+    after = path.stat()
+    assert (after.st_ino, after.st_size) == (before.st_ino, before.st_size)
+    whole = replayed(path)
+    with _opened_quietly(path) as loaded:  # stale is not damaged: not a word
+        assert loaded._snapshot_at == 0
+        _same(loaded, whole)
+        assert [f.object for f in loaded.current_of("Svc_Amber")] == ["Team_New"]
+        # The stale snapshot covers the whole file, but not these bytes: it is replaced.
+        assert loaded.snapshot()
+    with _opened_quietly(path) as again:
+        assert again._snapshot_at == after.st_size
+        _same(again, whole)
+
+
 def _rewritten(path: Path, change: Any) -> None:
     """The snapshot's body changed by ``change`` (its state, as JSON and arrays), with a
     header that fits it: damage a digest cannot see."""
@@ -334,15 +368,15 @@ DAMAGE: dict[str, tuple[Any, str | None]] = {
     "a byte flipped": (_flip, "damaged"),
     "not json": (lambda data: b"\x00garbage\n" + data, "damaged"),
     "another version": (
-        lambda data: data.replace(b"ctxneo-snapshot/1", b"ctxneo-snapshot/9", 1),
+        lambda data: data.replace(snapshot.FORMAT.encode(), b"ctxneo-snapshot/9", 1),
         None,
     ),
     "past the journal's end": (
         lambda data: data.replace(b'"offset":', b'"offset":1', 1),
         None,
     ),
-    "another window": (
-        lambda data: data.replace(b'"window_sha256":"', b'"window_sha256":"0', 1),
+    "another prefix": (
+        lambda data: data.replace(b'"prefix_sha256":"', b'"prefix_sha256":"0', 1),
         None,
     ),
 }

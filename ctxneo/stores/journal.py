@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import stat
@@ -274,17 +275,24 @@ class Journal:
         except OSError as e:
             raise self._fail("read", e) from e
 
-    def bytes_before(self, offset: int, size: int) -> bytes:
-        """The (at most) ``size`` bytes that end at ``offset``: what a snapshot covering
-        the journal up to ``offset`` is checked against. Short when the file is."""
+    def prefix_sha256(self, offset: int) -> str:
+        """The SHA-256 of the first ``offset`` bytes of the file open now (of fewer when
+        it is shorter): what a snapshot covering the journal up to ``offset`` is
+        checked against. Read in :data:`CHUNK` pieces, never whole: about 1 GB/s,
+        a twentieth of what replaying those bytes costs."""
+        digest = hashlib.sha256()
         fd = self._fd
-        if fd is None:
-            return b""
-        start = max(0, offset - size)
+        pos = 0
         try:
-            return os.pread(fd, offset - start, start)
+            while fd is not None and pos < offset:
+                chunk = os.pread(fd, min(CHUNK, offset - pos), pos)
+                if not chunk:
+                    break
+                digest.update(chunk)
+                pos += len(chunk)
         except OSError as e:
             raise self._fail("read", e) from e
+        return digest.hexdigest()
 
     def _fail(self, doing: str, e: OSError) -> JournalError:
         return JournalError(f"cannot {doing} journal {self.path}: {e.strerror or e}")

@@ -558,18 +558,18 @@ class NetworkXStore(Store):
         assert journal is not None
         replaced = journal.replaced
         try:
-            cover = snapshot.cover_of(journal)
-            newest = snapshot.covered(journal)
-            if newest >= cover.offset:
+            newest = snapshot.covered(journal, at_least=journal.offset)
+            if newest >= journal.offset:
                 self._snapshot_at = newest  # another writer's is as recent: no need
                 return False
             started = time.monotonic()
+            cover = snapshot.cover_of(journal)  # hashes the journal up to the offset read
             with _collector_paused():  # it walks the whole memory: nothing for it to free
                 body = snapshot_state.encode(self)
             with journal.locked(write=True):
                 if journal.replaced != replaced or journal.file_id != (cover.device, cover.inode):
                     return False  # cleared meanwhile: this state is of a file that is gone
-                if snapshot.covered(journal) >= cover.offset:
+                if snapshot.covered(journal, at_least=cover.offset) >= cover.offset:
                     return False
                 snapshot.save(journal, cover, body)
         except (OSError, JournalError, ValueError, TypeError, OverflowError) as e:
