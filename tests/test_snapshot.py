@@ -412,6 +412,51 @@ def test_a_damaged_snapshot_is_ignored_and_the_journal_replayed(
 
 
 @pytest.mark.parametrize(
+    ("field", "raw"),
+    [
+        ("body_bytes", "Infinity"),
+        ("body_bytes", "-Infinity"),
+        ("body_bytes", "1e400"),
+        ("body_bytes", "NaN"),
+        ("body_bytes", "-1"),
+        ("body_bytes", "1.5"),
+        ("body_bytes", "true"),
+        ("body_bytes", '"12"'),
+        ("offset", "1e400"),
+        ("offset", "true"),
+        ("lines", "-1"),
+        ("inode", "null"),
+        ("prefix_sha256", "7"),
+    ],
+)
+def test_a_snapshot_with_a_damaged_header_is_ignored_and_the_memory_can_be_cleared(
+    tmp_path: Path, replayed: Any, field: str, raw: str
+) -> None:
+    """JSON reads Infinity and 1e400 as floats (int() of which raises OverflowError) and
+    true as an int: a number in a header is a count, or the header is damaged."""
+    path = tmp_path / "memory.jsonl"
+    _memory_with_snapshot(path).close()
+    header, body = _snapshot_of(path).read_bytes().split(b"\n", 1)
+    head = json.loads(header)
+    (head if field.startswith("body") else head["journal"])[field] = "@@"
+    line = json.dumps(head).replace('"@@"', raw)
+    _snapshot_of(path).write_bytes(line.encode() + b"\n" + body)
+    with pytest.warns(SnapshotWarning, match="damaged header") as caught:
+        loaded = NetworkXStore(path)
+    assert len(caught) == 1
+    assert loaded._snapshot_at == 0
+    _same(loaded, replayed(path))
+    assert loaded.snapshot()  # a writer passes it over too, and replaces it
+    loaded.close()
+    _snapshot_of(path).write_bytes(line.encode() + b"\n" + body)
+    with pytest.warns(SnapshotWarning, match="damaged header"):
+        store = NetworkXStore(path)
+    store.clear()
+    store.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memory.jsonl"]
+
+
+@pytest.mark.parametrize(
     "change",
     [
         lambda state: state.update(facts_current=state["facts_current"] + 1),

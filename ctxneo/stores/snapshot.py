@@ -167,12 +167,36 @@ def _read_header(
     return header, end + 1
 
 
+def _count(value: Any, what: str) -> int:
+    """A header's number, which must be a count. ``type``, not ``isinstance``: JSON reads
+    ``true`` as an int; and Infinity, NaN and 1e400 as floats, whose ``int()`` raises
+    OverflowError or ValueError where it does not silently round.
+
+    Raises:
+        ValueError: it is anything else (a damaged header).
+    """
+    if type(value) is not int or value < 0:
+        raise ValueError(f"its {what} is not a count")
+    return value
+
+
+def _digest(value: Any, what: str) -> str:
+    if type(value) is not str:
+        raise ValueError(f"its {what} is not a digest")
+    return value
+
+
 def _cover(header: dict[str, Any]) -> Cover:
-    j = header["journal"]
-    cover = Cover(j["device"], j["inode"], j["offset"], j["lines"], j["prefix_sha256"])
-    if not all(isinstance(v, int) for v in (cover.device, cover.inode, cover.offset, cover.lines)):
-        raise TypeError("the journal it covers is not numbers")
-    return cover
+    """What the header says the snapshot covers.
+
+    Raises:
+        ValueError: a field is missing or not what it must be (a damaged header).
+    """
+    j = header.get("journal")
+    if not isinstance(j, dict):
+        raise ValueError("it names no journal")
+    counts = [_count(j.get(name), name) for name in ("device", "inode", "offset", "lines")]
+    return Cover(*counts, _digest(j.get("prefix_sha256"), "prefix_sha256"))
 
 
 def covered(journal: Journal, at_least: int = 0) -> int:
@@ -191,7 +215,7 @@ def covered(journal: Journal, at_least: int = 0) -> int:
         if cover.offset < at_least:
             return 0
         return cover.offset if _describes(cover, journal) else 0
-    except (KeyError, TypeError, OSError):
+    except (ValueError, OSError):
         return 0  # a damaged header: the next snapshot replaces it
     finally:
         os.close(fd)
@@ -217,8 +241,9 @@ def load(journal: Journal) -> tuple[Cover, bytes] | None:
         header, start = found
         try:
             cover = _cover(header)
-            size, digest = int(header["body_bytes"]), header["body_sha256"]
-        except (KeyError, TypeError, ValueError) as e:
+            size = _count(header.get("body_bytes"), "body_bytes")
+            digest = _digest(header.get("body_sha256"), "body_sha256")
+        except ValueError as e:
             _warn(f"snapshot {path} has a damaged header ({e}); ignored, the journal is replayed")
             return None
         if not _describes(cover, journal):
