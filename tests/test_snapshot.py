@@ -805,6 +805,35 @@ def test_a_clear_leaves_no_snapshot_nor_half_written_one(tmp_path: Path) -> None
     assert path.read_bytes() == HEADER.encode()
 
 
+@pytest.mark.parametrize("opened", ["before", "after"])
+def test_a_clear_of_a_journal_deleted_by_hand_erases_its_side_files(
+    tmp_path: Path, opened: str
+) -> None:
+    """The journal is gone, but its snapshot, a half-written one and the torn-line file
+    still hold every fact: a clear must not leave them."""
+    path = tmp_path / "memory.jsonl"
+    with NetworkXStore(path) as store:
+        store.remember(NewFact("Zanzibar_Vault", "OWNED_BY", "Quokka_Ledger"))
+        assert store.snapshot()
+    temp = path.with_name(path.name + ".snapshot.tmp")
+    torn = path.with_name(path.name + ".torn")
+    shutil.copyfile(_snapshot_of(path), temp)
+    torn.write_bytes(b'{"op":"fact","s":"Zanzibar_Vault","p":"OWNED_BY","o":"Quok\n')
+    victim = tmp_path / "elsewhere"
+    victim.write_bytes(b"precious\n")
+    store = NetworkXStore(path) if opened == "before" else None
+    path.unlink()
+    store = store or NetworkXStore(path)
+    if opened == "after":  # and the half-written one a link: unlinked, not followed
+        temp.unlink()
+        temp.symlink_to(victim)
+    store.clear()
+    assert store.stats()["facts"] == 0
+    store.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere"]
+    assert victim.read_bytes() == b"precious\n"
+
+
 def test_a_snapshot_built_while_another_process_clears_is_not_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

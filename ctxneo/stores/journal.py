@@ -746,9 +746,7 @@ class Journal:
             # crash after this leaves the old memory whole, only without it. So
             # may a snapshot (or one a crash left half written): a snapshot is
             # only a shortcut to replay, so without it the old memory is whole too.
-            for side in (self.snapshot_path, self.snapshot_temp_path, self.torn_path):
-                with suppress(FileNotFoundError):
-                    os.unlink(side)
+            self.remove_side_files()
             new = self._create_clearing()
         except OSError as e:
             raise self._fail("clear", e) from e
@@ -782,6 +780,18 @@ class Journal:
         self._lines = 1
         self._unsynced = 0
         self.replaced += 1
+
+    def remove_side_files(self) -> None:
+        """Delete the snapshot, a half-written one and ``.torn``: part of a clear, even
+        of a journal deleted by hand, since each may hold every fact it held.
+        ``unlink`` removes a symlink, never what it names.
+
+        Raises:
+            OSError: the system refused to delete one.
+        """
+        for side in (self.snapshot_path, self.snapshot_temp_path, self.torn_path):
+            with suppress(FileNotFoundError):
+                os.unlink(side)
 
     def _create_clearing(self) -> int:
         """Create the file a clear writes, as a journal is created (its owner's, no

@@ -881,8 +881,19 @@ class NetworkXStore(Store):
         if self._closed:
             raise StoreError("this memory is closed")
         journal = self._journal
-        if journal is None or not os.path.lexists(journal.path):
-            self._reset()  # nothing on disk to erase, and a clear creates no file
+        if journal is None:
+            self._reset()
+            return
+        if not os.path.lexists(journal.path):
+            # Deleted by hand: a clear creates no file, but the snapshot and .torn
+            # beside it still hold the facts, and a clear leaves no file that does.
+            # (No journal, no lock: a writer making one meanwhile loses at most a
+            # snapshot, a shortcut, or a torn line, never acknowledged.)
+            try:
+                journal.remove_side_files()
+            except OSError as e:
+                raise JournalError(f"cannot clear journal {journal.path}: {e.strerror or e}") from e
+            self._reset()
             return
         with journal.locked(write=True):
             self._catch_up()  # refuses a file that is not a journal, before any change
