@@ -641,6 +641,40 @@ def test_a_snapshot_that_cannot_be_written_costs_a_warning_not_the_write(
         assert [f.object for f in again.history("A", "OWNED_BY")] == ["B", "C"]
 
 
+@pytest.mark.parametrize(
+    ("where", "error"),
+    [
+        ("encode", MemoryError()),
+        ("encode", AssertionError("a bug")),
+        ("encode", KeyError("Svc_Amber")),
+        ("save", RuntimeError("anything at all")),
+        ("cover_of", ZeroDivisionError("division by zero")),
+    ],
+)
+def test_no_failure_of_a_snapshot_fails_the_write_it_follows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, error: Exception
+) -> None:
+    """The write was applied and acknowledged before its snapshot is tried: an error
+    from the snapshot would have a caller retry, and write it twice."""
+    path = tmp_path / "memory.jsonl"
+    _knobs(monkeypatch, min_bytes=0, tail_share=0, time_share=1e9)
+
+    def fails(*args: Any) -> None:
+        raise error
+
+    monkeypatch.setattr(snapshot_state if where == "encode" else snapshot, where, fails)
+    with NetworkXStore(path) as store:
+        with pytest.warns(SnapshotWarning, match="cannot write snapshot") as caught:
+            assert store.remember(NewFact("A", "OWNED_BY", "B")).seq == 1
+        assert len(caught) == 1 and type(error).__name__ in str(caught[0].message)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # said once: no more tries, no more words
+            store.remember(NewFact("A", "OWNED_BY", "C"))
+            assert not store.snapshot()
+    with NetworkXStore(path) as again:
+        assert [f.object for f in again.history("A", "OWNED_BY")] == ["B", "C"]
+
+
 # -- crashes, processes, clear ------------------------------------------------------------------
 
 #: A snapshot's write killed (SIGKILL) at one step: half the temporary file written,

@@ -552,8 +552,9 @@ class NetworkXStore(Store):
     def _write_snapshot(self) -> bool:
         """Snapshot the state as of the offset read: built here, written under the
         journal's lock unless the file was replaced (cleared) meanwhile or another
-        writer's snapshot already covers as much. Never raises for the file system:
-        the writes it follows were acknowledged."""
+        writer's snapshot already covers as much. Never raises (an Exception): the
+        writes it follows were applied and acknowledged, and a caller told otherwise
+        would retry them and write them twice; a snapshot is only a shortcut."""
         journal = self._journal
         assert journal is not None
         replaced = journal.replaced
@@ -572,10 +573,14 @@ class NetworkXStore(Store):
                 if snapshot.covered(journal, at_least=cover.offset) >= cover.offset:
                     return False
                 snapshot.save(journal, cover, body)
-        except (OSError, JournalError, ValueError, TypeError, OverflowError) as e:
-            # Whatever went wrong, the write before this was acknowledged: say so once.
+        except Exception as e:
+            # Whatever went wrong (a full disk, as much as a MemoryError or a bug), the
+            # write before this was acknowledged: say so once, on one line, and stop.
             self._snapshots = False
-            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            if isinstance(e, OSError) and e.strerror:
+                reason = e.strerror
+            else:
+                reason = " ".join(f"{type(e).__name__}: {e}".split())[:200]
             warnings.warn(
                 f"cannot write snapshot {journal.snapshot_path} ({reason}); opening the "
                 "journal replays it instead, and this process writes no more snapshots",
