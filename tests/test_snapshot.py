@@ -480,6 +480,41 @@ def test_a_snapshot_that_does_not_hold_together_is_ignored(
     loaded.close()
 
 
+#: A body whose first entity claims 2**31 - 1 edges, restored with the address space
+#: limited to what the process uses plus 1 GiB (a bug allocates that much and fails
+#: with MemoryError, instead of taking the shared machine's memory).
+HUGE_GROUP = """
+import json, resource
+from ctxneo.model import NewFact
+from ctxneo.stores import snapshot_state
+from ctxneo.stores.networkx import NetworkXStore
+store = NetworkXStore()
+store.write([NewFact(f"S{i}", "OWNED_BY", f"T{i % 3}") for i in range(50)])
+body = bytearray(snapshot_state.encode(store))
+cut = body.index(b"\\n")
+at = cut + 1
+for name, code, length in json.loads(body[:cut])["arrays"]:
+    if name == "succ.sizes":
+        break
+    at += length * {"i": 4, "q": 8}[code]
+body[at : at + 4] = (2**31 - 1).to_bytes(4, "little")
+used = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (used + (1 << 30), resource.RLIM_INFINITY))
+try:
+    snapshot_state.restore(NetworkXStore(), bytes(body))
+except snapshot_state.DamagedState as e:
+    print(f"{e} ({type(e.__cause__).__name__})")
+"""
+
+
+def test_a_snapshot_claiming_huge_groups_is_refused_before_anything_is_allocated() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", HUGE_GROUP], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "group sizes that do not add up (NoneType)"
+
+
 def test_a_snapshot_that_is_a_symlink_is_neither_read_nor_written_through(
     tmp_path: Path, replayed: Any
 ) -> None:

@@ -301,6 +301,10 @@ def restore(store: NetworkXStore, body: bytes) -> None:
         raise DamagedState("adjacency of another number of entities")
     edges = groups("edge", seq)
     edge_objects = list(map(name_of, a["edge.o"]))
+    # Before each name is repeated as many times as its size says: sizes must add up
+    # to the edges there are (bounded by the body's length), or one damaged size (up
+    # to 2**31 - 1) would make a list of gigabytes before any other check ran.
+    _starts(succ_sizes, len(edges), empty=True)
     edge_subjects = list(chain.from_iterable(map(repeat, names, succ_sizes)))
     if not len(edges) == len(edge_objects) == len(edge_subjects):
         raise DamagedState("edges of another number")
