@@ -480,6 +480,28 @@ def test_a_snapshot_that_does_not_hold_together_is_ignored(
     loaded.close()
 
 
+@pytest.mark.parametrize("error", [MemoryError(), ZeroDivisionError("x"), LookupError("y")])
+def test_a_snapshot_restore_failing_in_any_way_is_ignored_and_the_journal_replayed(
+    tmp_path: Path, replayed: Any, monkeypatch: pytest.MonkeyPatch, error: Exception
+) -> None:
+    """restore raises one error type for whatever went wrong, so no list of the types
+    a damaged body may cause (which the next change of restore would outdate) decides
+    whether an open fails or replays."""
+    path = tmp_path / "memory.jsonl"
+    _memory_with_snapshot(path).close()
+
+    def fails(*args: Any) -> None:
+        raise error
+
+    monkeypatch.setattr(snapshot_state, "_keyed", fails)
+    with pytest.warns(SnapshotWarning, match="does not hold a memory") as caught:
+        loaded = NetworkXStore(path)
+    assert len(caught) == 1 and "\n" not in str(caught[0].message)
+    assert loaded._snapshot_at == 0
+    _same(loaded, replayed(path))
+    loaded.close()
+
+
 #: A body whose first entity claims 2**31 - 1 edges, restored with the address space
 #: limited to what the process uses plus 1 GiB (a bug allocates that much and fails
 #: with MemoryError, instead of taking the shared machine's memory).

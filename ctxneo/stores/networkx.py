@@ -354,20 +354,12 @@ class NetworkXStore(Store):
         try:
             with _collector_paused():
                 snapshot_state.restore(self, body)
-        except (
-            KeyError,
-            IndexError,
-            TypeError,
-            ValueError,
-            OverflowError,
-            AttributeError,
-            UnicodeDecodeError,
-            RecursionError,
-        ) as e:
+        except snapshot_state.DamagedState as e:  # whatever failed (see restore)
             self._reset()  # nothing of it stays: the journal is replayed whole
+            why = " ".join(str(e).split())[:100]  # one line, whatever the body held
             warnings.warn(
                 f"snapshot {journal.snapshot_path} does not hold a memory this version reads "
-                f"({type(e).__name__}: {str(e)[:80]}); ignored, the journal is replayed instead",
+                f"({why}); ignored, the journal is replayed instead",
                 snapshot.SnapshotWarning,
                 stacklevel=2,
             )

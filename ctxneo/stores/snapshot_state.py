@@ -247,10 +247,23 @@ def restore(store: NetworkXStore, body: bytes) -> None:
     """Build ``store`` (just reset) from a snapshot body, as replay built it.
 
     Raises:
-        DamagedState, KeyError, IndexError, TypeError, ValueError, OverflowError,
-            UnicodeDecodeError, RecursionError: the body is not one :func:`encode`
-            made; ``store`` is then half-built and must be reset.
+        DamagedState: the body is not one :func:`encode` made, whatever failed on
+            it (the error is its cause); ``store`` is then half-built and must be
+            reset.
     """
+    try:
+        _restore(store, body)
+    except DamagedState:
+        raise
+    except Exception as e:
+        # One type for every way a body can fail (an index out of range, a string
+        # where a number goes, a MemoryError from a size nobody checked...): a list
+        # of them at the caller would be outdated by the next change here, and
+        # whatever went wrong, replaying the journal instead is right.
+        raise DamagedState(f"{type(e).__name__}: {e}") from e
+
+
+def _restore(store: NetworkXStore, body: bytes) -> None:
     cut = body.index(b"\n")
     head = json.loads(body[:cut])
     a = _arrays(head["arrays"], memoryview(body)[cut + 1 :])
