@@ -731,6 +731,30 @@ def test_no_failure_of_a_snapshot_fails_the_write_it_follows(
         assert [f.object for f in again.history("A", "OWNED_BY")] == ["B", "C"]
 
 
+@pytest.mark.parametrize("mode", [0o660, 0o602, 0o600])
+def test_no_snapshot_is_written_for_a_journal_shared_on_purpose(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: int
+) -> None:
+    """Each user's writer would leave a snapshot of its own (0600, its owner's), which
+    every other user's open refuses with a warning, every time."""
+    monkeypatch.setenv("CTXNEO_SHARED_JOURNAL", "1")
+    _knobs(monkeypatch, min_bytes=0, tail_share=0, time_share=1e9)
+    path = tmp_path / "memory.jsonl"
+    path.write_text(HEADER)
+    path.chmod(mode)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # skipped in silence: nothing is wrong
+        with NetworkXStore(path) as store:
+            for i in range(5):
+                store.remember(NewFact(f"Svc_{i}", "OWNED_BY", "Team_A"))
+            assert (store._snapshot_at > 0) is (mode == 0o600)  # one after each write
+            if mode != 0o600:
+                assert not store.snapshot()  # nor when asked
+    assert _snapshot_of(path).exists() is (mode == 0o600)
+    with _opened_quietly(path) as again:
+        assert again.stats()["facts"] == 5
+
+
 # -- crashes, processes, clear ------------------------------------------------------------------
 
 #: A snapshot's write killed (SIGKILL) at one step: half the temporary file written,

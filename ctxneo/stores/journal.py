@@ -275,6 +275,16 @@ class Journal:
         except OSError as e:
             raise self._fail("read", e) from e
 
+    def shared(self) -> bool:
+        """Whether the file open now lets its group or others write it: a journal shared
+        on purpose (``CTXNEO_SHARED_JOURNAL=1``; without it, one is refused at open)."""
+        if self._fd is None:
+            return False
+        try:
+            return bool(os.fstat(self._fd).st_mode & 0o022)
+        except OSError as e:
+            raise self._fail("read", e) from e
+
     def prefix_sha256(self, offset: int) -> str:
         """The SHA-256 of the first ``offset`` bytes of the file open now (of fewer when
         it is shorter): what a snapshot covering the journal up to ``offset`` is

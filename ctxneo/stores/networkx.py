@@ -551,6 +551,14 @@ class NetworkXStore(Store):
         assert journal is not None
         replaced = journal.replaced
         try:
+            if journal.shared():
+                # A journal shared on purpose (group-writable) gets no snapshot: each
+                # user's writer would leave one of its own (0600, as private as a new
+                # journal), which every other user's open refuses with a warning, each
+                # time; and one they could all write, any of them could forge. Opens
+                # replay it. Off for the process: asked again after every write else.
+                self._snapshots = False
+                return False
             newest = snapshot.covered(journal, at_least=journal.offset)
             if newest >= journal.offset:
                 self._snapshot_at = newest  # another writer's is as recent: no need

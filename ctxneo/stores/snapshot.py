@@ -30,7 +30,9 @@ the lines after the snapshot. (:mod:`ctxneo.stores.snapshot_state` writes and
 reads the body.)
 
 A snapshot is written by a process that writes to the journal (opening and
-reading never create a file), under the journal's exclusive lock: to a
+reading never create a file; nor does anyone for a journal shared on purpose,
+which others may write: each user would leave one the others refuse), under
+the journal's exclusive lock: to a
 temporary name only the lock's holder uses (``.snapshot.tmp``, created
 exclusively, 0600, never through a symlink), synced, renamed over the
 snapshot, the directory synced. Under the lock no clear can run, so a clear
