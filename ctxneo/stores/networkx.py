@@ -354,20 +354,12 @@ class NetworkXStore(Store):
         try:
             with _collector_paused():
                 snapshot_state.restore(self, body)
-        except (
-            KeyError,
-            IndexError,
-            TypeError,
-            ValueError,
-            OverflowError,
-            AttributeError,
-            UnicodeDecodeError,
-            RecursionError,
-        ) as e:
+        except snapshot_state.DamagedState as e:  # whatever failed (see restore)
             self._reset()  # nothing of it stays: the journal is replayed whole
+            why = " ".join(str(e).split())[:100]  # one line, whatever the body held
             warnings.warn(
                 f"snapshot {journal.snapshot_path} does not hold a memory this version reads "
-                f"({type(e).__name__}: {str(e)[:80]}); ignored, the journal is replayed instead",
+                f"({why}); ignored, the journal is replayed instead",
                 snapshot.SnapshotWarning,
                 stacklevel=2,
             )
@@ -552,30 +544,43 @@ class NetworkXStore(Store):
     def _write_snapshot(self) -> bool:
         """Snapshot the state as of the offset read: built here, written under the
         journal's lock unless the file was replaced (cleared) meanwhile or another
-        writer's snapshot already covers as much. Never raises for the file system:
-        the writes it follows were acknowledged."""
+        writer's snapshot already covers as much. Never raises (an Exception): the
+        writes it follows were applied and acknowledged, and a caller told otherwise
+        would retry them and write them twice; a snapshot is only a shortcut."""
         journal = self._journal
         assert journal is not None
         replaced = journal.replaced
         try:
-            cover = snapshot.cover_of(journal)
-            newest = snapshot.covered(journal)
-            if newest >= cover.offset:
+            if journal.shared():
+                # A journal shared on purpose (group-writable) gets no snapshot: each
+                # user's writer would leave one of its own (0600, as private as a new
+                # journal), which every other user's open refuses with a warning, each
+                # time; and one they could all write, any of them could forge. Opens
+                # replay it. Off for the process: asked again after every write else.
+                self._snapshots = False
+                return False
+            newest = snapshot.covered(journal, at_least=journal.offset)
+            if newest >= journal.offset:
                 self._snapshot_at = newest  # another writer's is as recent: no need
                 return False
             started = time.monotonic()
+            cover = snapshot.cover_of(journal)  # hashes the journal up to the offset read
             with _collector_paused():  # it walks the whole memory: nothing for it to free
                 body = snapshot_state.encode(self)
             with journal.locked(write=True):
                 if journal.replaced != replaced or journal.file_id != (cover.device, cover.inode):
                     return False  # cleared meanwhile: this state is of a file that is gone
-                if snapshot.covered(journal) >= cover.offset:
+                if snapshot.covered(journal, at_least=cover.offset) >= cover.offset:
                     return False
                 snapshot.save(journal, cover, body)
-        except (OSError, JournalError, ValueError, TypeError, OverflowError) as e:
-            # Whatever went wrong, the write before this was acknowledged: say so once.
+        except Exception as e:
+            # Whatever went wrong (a full disk, as much as a MemoryError or a bug), the
+            # write before this was acknowledged: say so once, on one line, and stop.
             self._snapshots = False
-            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            if isinstance(e, OSError) and e.strerror:
+                reason = e.strerror
+            else:
+                reason = " ".join(f"{type(e).__name__}: {e}".split())[:200]
             warnings.warn(
                 f"cannot write snapshot {journal.snapshot_path} ({reason}); opening the "
                 "journal replays it instead, and this process writes no more snapshots",
@@ -881,8 +886,19 @@ class NetworkXStore(Store):
         if self._closed:
             raise StoreError("this memory is closed")
         journal = self._journal
-        if journal is None or not os.path.lexists(journal.path):
-            self._reset()  # nothing on disk to erase, and a clear creates no file
+        if journal is None:
+            self._reset()
+            return
+        if not os.path.lexists(journal.path):
+            # Deleted by hand: a clear creates no file, but the snapshot and .torn
+            # beside it still hold the facts, and a clear leaves no file that does.
+            # (No journal, no lock: a writer making one meanwhile loses at most a
+            # snapshot, a shortcut, or a torn line, never acknowledged.)
+            try:
+                journal.remove_side_files()
+            except OSError as e:
+                raise JournalError(f"cannot clear journal {journal.path}: {e.strerror or e}") from e
+            self._reset()
             return
         with journal.locked(write=True):
             self._catch_up()  # refuses a file that is not a journal, before any change

@@ -247,10 +247,23 @@ def restore(store: NetworkXStore, body: bytes) -> None:
     """Build ``store`` (just reset) from a snapshot body, as replay built it.
 
     Raises:
-        DamagedState, KeyError, IndexError, TypeError, ValueError, OverflowError,
-            UnicodeDecodeError, RecursionError: the body is not one :func:`encode`
-            made; ``store`` is then half-built and must be reset.
+        DamagedState: the body is not one :func:`encode` made, whatever failed on
+            it (the error is its cause); ``store`` is then half-built and must be
+            reset.
     """
+    try:
+        _restore(store, body)
+    except DamagedState:
+        raise
+    except Exception as e:
+        # One type for every way a body can fail (an index out of range, a string
+        # where a number goes, a MemoryError from a size nobody checked...): a list
+        # of them at the caller would be outdated by the next change here, and
+        # whatever went wrong, replaying the journal instead is right.
+        raise DamagedState(f"{type(e).__name__}: {e}") from e
+
+
+def _restore(store: NetworkXStore, body: bytes) -> None:
     cut = body.index(b"\n")
     head = json.loads(body[:cut])
     a = _arrays(head["arrays"], memoryview(body)[cut + 1 :])
@@ -301,6 +314,10 @@ def restore(store: NetworkXStore, body: bytes) -> None:
         raise DamagedState("adjacency of another number of entities")
     edges = groups("edge", seq)
     edge_objects = list(map(name_of, a["edge.o"]))
+    # Before each name is repeated as many times as its size says: sizes must add up
+    # to the edges there are (bounded by the body's length), or one damaged size (up
+    # to 2**31 - 1) would make a list of gigabytes before any other check ran.
+    _starts(succ_sizes, len(edges), empty=True)
     edge_subjects = list(chain.from_iterable(map(repeat, names, succ_sizes)))
     if not len(edges) == len(edge_objects) == len(edge_subjects):
         raise DamagedState("edges of another number")
