@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import signal
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,6 +117,46 @@ def test_a_torn_line_file_planted_by_another_user_is_refused(tmp_path: Path) -> 
     with pytest.raises(JournalError, match="belongs to user id 65534"):
         Memory.open(path).remember("A", "OWNED_BY", "C")
     assert planted.read_bytes() == b""
+
+
+class Hung(BaseException):
+    """Raised out of a hang (not an OSError: the code under test must not catch it)."""
+
+
+@pytest.fixture
+def hang_fails() -> Iterator[None]:
+    """A test that would hang (opening a FIFO waits for its other end) fails instead."""
+
+    def stop(*_: object) -> None:
+        raise Hung("hung opening a planted file")
+
+    before = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(20)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, before)
+
+
+@pytest.mark.usefixtures("hang_fails")
+def test_a_fifo_planted_as_the_journal_is_refused_without_waiting(tmp_path: Path) -> None:
+    path = tmp_path / "memory.jsonl"
+    os.mkfifo(path, 0o600)
+    with pytest.raises(JournalError, match="not a regular file"):
+        Memory.open(path).current("A")  # (reading opens it read-only)
+    with pytest.raises(JournalError, match="not a regular file"):
+        Memory.open(path).remember("A", "OWNED_BY", "B")
+
+
+@pytest.mark.usefixtures("hang_fails")
+@pytest.mark.filterwarnings("ignore::ctxneo.stores.journal.TornJournalWarning")
+def test_a_fifo_planted_as_the_torn_line_file_is_refused_without_waiting(
+    tmp_path: Path,
+) -> None:
+    path = _torn_journal(tmp_path)
+    os.mkfifo(tmp_path / "memory.jsonl.torn", 0o600)
+    with pytest.raises(JournalError):
+        Memory.open(path).remember("A", "OWNED_BY", "C")
+    assert [f.object for f in Memory.open(path).current("A")] == ["B"]  # nothing written
 
 
 @pytest.fixture

@@ -92,6 +92,10 @@ DIR_MODE = 0o700
 LOCK_TIMEOUT = 60.0
 #: Not following a symlink at the last component of a path.
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+#: Flags for opening a name someone else may have planted: no symlink followed, and no
+#: wait on a FIFO (opening one blocks until the other end opens, before check_owner
+#: could refuse it; a regular file ignores O_NONBLOCK).
+_PLANTED = _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
 #: What identifies an open file: (device, inode).
 FileId = tuple[int, int]
 
@@ -335,7 +339,7 @@ class Journal:
                 self._fd = self._open_for_writing()
                 self._writable = True
             else:
-                self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW)
+                self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | _PLANTED)
         except FileNotFoundError:
             return False
         except (OSError, ValueError) as e:
@@ -359,7 +363,7 @@ class Journal:
         return True
 
     def _open_for_writing(self, *, made_dirs: bool = False) -> int:
-        flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | _NOFOLLOW
+        flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | _PLANTED
         try:
             fd = os.open(self.path, flags | os.O_CREAT | os.O_EXCL, FILE_MODE)
         except FileExistsError:
@@ -647,7 +651,7 @@ class Journal:
         torn = self.torn_path
         try:
             side = os.open(
-                torn, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | _NOFOLLOW, FILE_MODE
+                torn, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | _PLANTED, FILE_MODE
             )
             try:
                 check_owner(side, torn, "the torn-line file")
