@@ -1,8 +1,7 @@
 // One fact, one statement (the common case of remember): lock the namespace,
 // merge both entities, and unless the current value is the same, close the
 // current one (for a single-valued predicate) and create the new fact, marked with
-// the write's id (see find_write). Returns the fact that now holds: the one made,
-// or the same one already current (no second look for it).
+// the write's id (see find_write).
 MERGE (m:CtxneoMemory {ns: $ns})
   ON CREATE SET m.seq = 0, m.multi = [], m.predicates = []
 SET m._lock = true
@@ -30,18 +29,13 @@ CALL (m, s, o, same) {
   CREATE (s)-[r:$($p)]->(o)
   SET r.seq = m.seq, r.valid_from = m.seq, r.speaker = $speaker, r.turn_id = $turn_id,
       r.fact_id = $fact_id, r.text = $text, r.write_id = $write_id
-  // The words the fact was said in name both its entities (the first $said_cap kept);
-  // a fact said in no words leaves them (and their full-text entries) untouched.
-  FOREACH (_ IN CASE WHEN size($said) > 0 THEN [1] ELSE [] END |
-    SET s.said = (coalesce(s.said, []) + [x IN $said WHERE NOT x IN coalesce(s.said, [])])[..$said_cap]
-    SET o.said = (coalesce(o.said, []) + [x IN $said WHERE NOT x IN coalesce(o.said, [])])[..$said_cap]
-    SET s.said_search = reduce(acc = '', x IN s.said | acc + ' ' + $tag + '_' + x),
-        o.said_search = reduce(acc = '', x IN o.said | acc + ' ' + $tag + '_' + x)
-  )
-  RETURN r
-  UNION
-  WITH * WHERE same IS NOT NULL
-  RETURN same AS r
+  // The words the fact was said in name both its entities (the first $said_cap kept).
+  SET s.said = (coalesce(s.said, []) + [x IN $said WHERE NOT x IN coalesce(s.said, [])])[..$said_cap]
+  SET o.said = (coalesce(o.said, []) + [x IN $said WHERE NOT x IN coalesce(o.said, [])])[..$said_cap]
+  SET s.said_search = reduce(acc = '', x IN s.said | acc + ' ' + $tag + '_' + x),
+      o.said_search = reduce(acc = '', x IN o.said | acc + ' ' + $tag + '_' + x)
 }
+WITH s, o
+MATCH (s)-[r:$($p)]->(o) WHERE r.valid_to IS NULL
 RETURN s.name AS s, type(r) AS p, o.name AS o, r.seq AS seq, r.valid_from AS valid_from,
        r.valid_to AS valid_to, r.speaker AS speaker, r.turn_id AS turn_id, r.fact_id AS fact_id, r.text AS text

@@ -9,12 +9,9 @@ so the graph reads naturally in Neo4j Browser::
 Every statement lives in ``cypher/*.cypher`` (bar ``db.awaitIndexes``). A
 write is one transaction that takes the namespace's write lock first. One fact
 is one statement (``remember_one``), which applies the supersession rule in
-Cypher; a batch (or a retraction) is two whatever its size: ``write_read`` takes
-the lock and reads the current facts of its keys, supersession is decided in
-Python (the rule both stores share, ``stores.base.supersede``), and
-``write_apply`` closes, merges entities, creates with UNWIND and advances the
-counter. BEGIN travels with the first statement, so a fact is two round trips
-(with the COMMIT) and a batch three. Each write
+Cypher; a batch reads the current facts of its keys, decides supersession in
+Python (the rule both stores share, ``stores.base.supersede``), then merges
+entities, closes and creates with UNWIND and advances the counter. Each write
 carries a client-generated write id, stored on the facts it creates or closes:
 retries are the store's own, stop at a time limit, and after a commit whose
 answer was lost look the write up before writing again (``find_write``).
@@ -26,7 +23,6 @@ namespace. A whole memory is loaded in one transaction (:meth:`Neo4jStore.load`)
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import logging
@@ -241,16 +237,6 @@ def _check_seconds(value: object, what: str) -> None:
 def new_write_id() -> str:
     """A client-generated id stored with a write, to recognise it after an unanswered commit."""
     return uuid.uuid4().hex[:16]
-
-
-def _pipelined(session: Any) -> contextlib.AbstractContextManager[Any]:
-    """While entered, ``session.begin_transaction`` sends BEGIN with the first statement
-    instead of waiting for its answer: a write is then two round trips (BEGIN and its
-    first statement, then COMMIT), not three. It is how the driver's own
-    ``execute_query`` begins; its flag is private, so without it a write just keeps
-    the extra round trip."""
-    flag = getattr(session, "_pipelined_begin", None)
-    return flag if isinstance(flag, contextlib.AbstractContextManager) else contextlib.nullcontext()
 
 
 def _reconnect(config: dict[str, Any]) -> Neo4jStore:
@@ -514,10 +500,9 @@ class Neo4jStore(Store):
             committing = False
             try:
                 with self._session() as session:
-                    with _pipelined(session):
-                        tx = session.begin_transaction(
-                            timeout=max(1.0, retries.deadline - time.monotonic())
-                        )
+                    tx = session.begin_transaction(
+                        timeout=max(1.0, retries.deadline - time.monotonic())
+                    )
                     try:
                         if unknown and reconcile is not None:
                             found = reconcile(tx)
@@ -574,68 +559,6 @@ class Neo4jStore(Store):
             tx, "find_write", keys=[{"s": s, "p": p} for s, p in keys], write_id=write_id
         )
 
-    def _lock_and_read(
-        self, tx: Any, keys: list[dict[str, Any]]
-    ) -> tuple[Any, dict[tuple[str, str], list[Fact]], dict[int, str]]:
-        """Take the namespace lock and read the current facts of ``keys`` (subject ``s``,
-        predicate ``p``, and the ``objects`` a multi-valued key needs, or None for all)
-        in one round trip: the memory node's state, each key's current facts (oldest
-        first) and their element ids by sequence number, by which they are closed."""
-        (row,) = self._tx(tx, "write_read", keys=keys)
-        current: dict[tuple[str, str], list[Fact]] = {}
-        ids: dict[int, str] = {}
-        for r in row["current"]:
-            fact = _fact(r)
-            current.setdefault((fact.subject, fact.predicate), []).append(fact)
-            ids[fact.seq] = r["id"]
-        for live in current.values():
-            live.sort(key=lambda f: f.seq)
-        return row, current, ids
-
-    def _apply(
-        self,
-        tx: Any,
-        write_id: str,
-        closes: list[dict[str, Any]],
-        created: Sequence[Fact],
-        seq: int,
-        multi: set[str],
-        predicates: set[str],
-    ) -> None:
-        """The rest of a write in one statement: close, merge entities, create, count."""
-        names = sorted({n for f in created for n in (f.subject, f.object)})
-        position = {n: i for i, n in enumerate(names)}
-        said = said_of(created)
-        self._tx(
-            tx,
-            "write_apply",
-            closes=closes,
-            entities=[
-                {"i": i, "name": n, "search": self._search(n), "said": said.get(n, [])}
-                for i, n in enumerate(names)
-            ],
-            facts=[
-                {
-                    "s": position[f.subject],
-                    "o": position[f.object],
-                    "p": f.predicate,
-                    "seq": f.seq,
-                    "valid_to": f.valid_to,
-                    "speaker": f.speaker,
-                    "turn_id": f.turn_id,
-                    "fact_id": f.fact_id,
-                    "text": f.text,
-                }
-                for f in created
-            ],
-            said_cap=MAX_SAID_PER_ENTITY,
-            tag=self._tag,
-            write_id=write_id,
-            seq=seq,
-            multi=sorted(multi),
-            predicates=sorted(predicates),
-        )
-
     # -- writes -------------------------------------------------------------------
 
     def remember(self, fact: NewFact) -> Fact:
@@ -682,16 +605,26 @@ class Neo4jStore(Store):
             return Written([], frozenset(), [])
         write_id = new_write_id()
 
-        # A key of a predicate multi-valued before this write only needs its own
-        # values looked up (write_read decides, under the lock).
-        objects: dict[tuple[str, str], set[str]] = {}
-        for f in checked:
-            objects.setdefault((f.subject, f.predicate), set()).add(f.object)
-        keys = [{"s": s, "p": p, "objects": sorted(o)} for (s, p), o in sorted(objects.items())]
-
         def work(tx: Any) -> Written:
-            state, current, ids = self._lock_and_read(tx, keys)
+            (state,) = self._tx(tx, "lock_memory")
             seq, multi, predicates = state["seq"], set(state["multi"]), set(state["predicates"])
+            keys = sorted({(f.subject, f.predicate) for f in checked})
+            # A key of a predicate multi-valued before this write only needs its own
+            # values looked up (a fact that declares it in this batch may follow one
+            # that still closes every current value, so that key is read whole).
+            many = set(multi)
+            objects: dict[tuple[str, str], set[str]] = {}
+            for f in checked:
+                objects.setdefault((f.subject, f.predicate), set()).add(f.object)
+            wanted = [
+                {"s": s, "p": p, "objects": sorted(objects[s, p]) if p in many else None}
+                for s, p in keys
+            ]
+            current: dict[tuple[str, str], list[Fact]] = {}
+            for row in self._tx(tx, "current_of_keys", keys=wanted):
+                current.setdefault((row["s"], row["p"]), []).append(_fact(row))
+            for facts_ in current.values():
+                facts_.sort(key=lambda f: f.seq)
             # Apply the batch in order, exactly as one-at-a-time writes would.
             created: dict[int, Fact] = {}
             closes: list[dict[str, Any]] = []
@@ -712,7 +645,9 @@ class Neo4jStore(Store):
                     if old.seq in created:
                         created[old.seq] = latest[old.seq]
                     else:
-                        closes.append({"id": ids[old.seq], "seq": old.seq, "at": seq})
+                        closes.append(
+                            {"s": old.subject, "p": old.predicate, "seq": old.seq, "at": seq}
+                        )
                 fact = Fact(
                     new.subject,
                     new.predicate,
@@ -729,7 +664,28 @@ class Neo4jStore(Store):
                 created[seq] = fact
                 predicates.add(new.predicate)
                 out.append(fact)
-            self._apply(tx, write_id, closes, list(created.values()), seq, multi, predicates)
+            if closes:
+                self._tx(tx, "close_facts", closes=closes, write_id=write_id)
+            if created:
+                names = {n for f in created.values() for n in (f.subject, f.object)}
+                said = said_of(created.values())
+                self._tx(
+                    tx,
+                    "merge_entities",
+                    entities=[
+                        {"name": n, "search": self._search(n), "said": said.get(n, [])}
+                        for n in sorted(names)
+                    ],
+                    said_cap=MAX_SAID_PER_ENTITY,
+                    tag=self._tag,
+                )
+                self._tx(
+                    tx,
+                    "create_facts",
+                    facts=[f.to_dict() for f in created.values()],
+                    write_id=write_id,
+                )
+            self._tx(tx, "set_memory", seq=seq, multi=sorted(multi), predicates=sorted(predicates))
             # Every fact as it now stands, closed later in this batch or not.
             return Written(
                 [latest.get(f.seq, f) for f in out],
@@ -789,15 +745,22 @@ class Neo4jStore(Store):
         write_id = new_write_id()
 
         def work(tx: Any) -> list[Fact]:
-            key = {"s": subject, "p": predicate, "objects": None if obj is None else [obj]}
-            state, current, ids = self._lock_and_read(tx, [key])
-            live = [f for f in current.get((subject, predicate), []) if obj in (None, f.object)]
+            (state,) = self._tx(tx, "lock_memory")
+            live = [
+                _fact(r)
+                for r in self._tx(tx, "current_of_keys", keys=[{"s": subject, "p": predicate}])
+            ]
+            live = sorted((f for f in live if obj is None or f.object == obj), key=lambda f: f.seq)
             if not live:
                 return []
             at = next_seq(state["seq"])
-            closes = [{"id": ids[f.seq], "seq": f.seq, "at": at} for f in live]
-            multi, predicates = set(state["multi"]), set(state["predicates"])
-            self._apply(tx, write_id, closes, [], at, multi, predicates)
+            self._tx(
+                tx,
+                "close_facts",
+                closes=[{"s": f.subject, "p": f.predicate, "seq": f.seq, "at": at} for f in live],
+                write_id=write_id,
+            )
+            self._tx(tx, "set_memory", seq=at, multi=state["multi"], predicates=state["predicates"])
             return [f.closed_at(at) for f in live]
 
         def reconcile(tx: Any) -> list[Fact] | None:
