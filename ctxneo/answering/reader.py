@@ -33,11 +33,10 @@ from ctxneo.answering.lexicon import Lexicon
 from ctxneo.answering.linking import LINK_FEATURES, Anchor, candidates
 from ctxneo.answering.match import Matcher
 from ctxneo.answering.question import Question, lookup_keys, read_question
-from ctxneo.answering.readings import Candidate, Walker, intersections, nones, readings
+from ctxneo.answering.readings import Candidate, Reads, Walker, intersections, nones, readings
 from ctxneo.meaning import Meaning, WordVectors
 from ctxneo.model import UNKNOWN, Answer, Fact, Reading, Trace
 from ctxneo.stores.base import Store
-from ctxneo.stores.neighbourhood import Reads
 from ctxneo.tokens import estimate_tokens
 
 #: Answer only at or above this confidence: the confidence is calibrated, so by default

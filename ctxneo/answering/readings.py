@@ -38,7 +38,7 @@ from ctxneo.answering.linking import LINK_FEATURES, Anchor
 from ctxneo.answering.match import Matcher
 from ctxneo.model import Fact, render_values
 from ctxneo.stores.base import Store, Vocabulary
-from ctxneo.stores.neighbourhood import Plan, Reads, View
+from ctxneo.stores.neighbourhood import Plan, View
 
 #: Anchors walked from, at most, and the least link probability walked from.
 MAX_ANCHORS = 5
@@ -71,6 +71,9 @@ ENDS_AHEAD = 120
 #: Relations whose relevance the read ahead is told (which ends it reads first); the rest
 #: come after.
 RANKED_AHEAD = 64
+
+#: Where a walk's reads are served from: the store, or a question's view of it.
+Reads = Store | View
 
 #: An anchor no word of the question names: a subject of a relation the question names.
 _UNNAMED = tuple(0.0 for _ in LINK_FEATURES)

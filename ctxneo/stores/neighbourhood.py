@@ -24,30 +24,6 @@ from typing import Protocol
 from ctxneo.model import Fact
 
 
-class Reads(Protocol):
-    """The reads a question's walk makes (a :class:`~ctxneo.stores.base.Store`, or a
-    :class:`View` of one)."""
-
-    def facts_of(
-        self,
-        entities: Sequence[str],
-        *,
-        as_of: int | None = None,
-        history: bool = False,
-        limit: int = ...,
-        predicates: Sequence[str] | None = None,
-    ) -> list[Fact]: ...
-
-    def facts_of_few_subjects(
-        self,
-        predicates: Sequence[str],
-        *,
-        max_subjects: int,
-        as_of: int | None = None,
-        limit: int = ...,
-    ) -> dict[str, list[Fact]]: ...
-
-
 @dataclass(frozen=True, slots=True)
 class Plan:
     """What a question's walk will read, in outline (the meaning of each part is in
