@@ -34,7 +34,11 @@ names the first line that breaks one.
 
 Opening a journal loads its snapshot, when one checks out against the file, and
 replays only the lines after it (see :mod:`ctxneo.stores.snapshot`); writers
-leave snapshots when they close and, now and then, as the journal grows.
+leave snapshots when they close and, now and then, as the journal grows. A
+snapshot's load leaves the inner dicts of ``current``, ``current_pointing`` and
+the graph's adjacency to be built on first use: until then such a value is an
+``int`` (see :class:`~ctxneo.stores.snapshot_state.Deferred`), so every read of
+them goes through ``_live``, ``_pointing``, ``_out`` and ``_in``.
 """
 
 from __future__ import annotations
@@ -118,17 +122,34 @@ _T = TypeVar("_T")
 Op = Any
 
 
+#: Objects made under :func:`_collector_paused` past which they are moved to the
+#: collector's oldest generation when it ends, rather than walked by its next
+#: young collections (a bulk build; a read or a small write makes far fewer).
+PROMOTE_OBJECTS = 50_000
+
+
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Keep the cyclic garbage collector out of a bulk build: replay and a snapshot's
     load allocate objects that live as long as the memory and form no cycles worth
     collecting, and the collector walking them again and again was a quarter of the
-    time to open a large journal."""
+    time to open a large journal.
+
+    When the build made many objects, they go straight to the oldest generation
+    (``gc.freeze`` then ``gc.unfreeze``, which moves every tracked object there
+    without walking any): otherwise the first young collection after it walked
+    them all, a quarter of an open from a snapshot. Young objects of the rest of
+    the process move with them, so a cycle among them that is already garbage is
+    freed by the next full collection rather than a young one. Not done while the
+    process has frozen objects of its own (unfreezing would release them)."""
     collecting = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if gc.get_count()[0] > PROMOTE_OBJECTS and gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
         if collecting:
             gc.enable()
 
@@ -179,6 +200,8 @@ class FactGraph(nx.DiGraph):  # type: ignore[misc]
 
     :meth:`put` and :meth:`drop` write the adjacency dicts directly (the route
     NetworkX documents for subclasses): ``add_edge`` and the views cost more.
+    The store builds an entity's adjacency before either is called (see
+    ``NetworkXStore._out`` and ``_in``).
     """
 
     def put(self, fact: Fact) -> None:
@@ -278,9 +301,12 @@ class NetworkXStore(Store):
 
     def _reset(self) -> None:
         self.graph = FactGraph()
-        self.current: dict[tuple[str, str], dict[str, Fact]] = {}
+        # (An int value in these, and in the graph's _succ and _pred, is a dict a
+        # snapshot's load left to build: read them through _live, _pointing, _out, _in.)
+        self.current: dict[tuple[str, str], dict[str, Fact] | int] = {}
         self.current_by_predicate: dict[str, dict[int, Fact]] = {}
-        self.current_pointing: dict[tuple[str, str], dict[int, Fact]] = {}
+        self.current_pointing: dict[tuple[str, str], dict[int, Fact] | int] = {}
+        self._deferred: snapshot_state.Deferred | None = None
         # One entry per fact, in sequence order: seq, journal line offset, closed at (0: current).
         self._seqs = array("q")
         self._lines = array("q")
@@ -308,6 +334,55 @@ class NetworkXStore(Store):
         if i == len(self._seqs) or self._seqs[i] != seq:
             raise KeyError(seq)
         return i
+
+    # -- what a snapshot's load left to build (see snapshot_state.Deferred) ------------
+
+    def _live(self, key: tuple[str, str]) -> dict[str, Fact] | None:
+        """``current[key]`` (``None``: no current fact), built on its first use."""
+        live = self.current.get(key)
+        if live.__class__ is int:
+            assert self._deferred is not None
+            live = self.current[key] = self._deferred.current(live)  # type: ignore[arg-type]
+        return live  # type: ignore[return-value]
+
+    def _pointing(self, key: tuple[str, str]) -> dict[int, Fact] | None:
+        """``current_pointing[key]``, built on its first use."""
+        pointing = self.current_pointing.get(key)
+        if pointing.__class__ is int:
+            assert self._deferred is not None
+            pointing = self.current_pointing[key] = self._deferred.pointing(pointing)  # type: ignore[arg-type]
+        return pointing  # type: ignore[return-value]
+
+    def _out(self, entity: str) -> dict[str, dict[int, Fact]] | None:
+        """The graph's adjacency of ``entity`` as a subject (``None``: no such entity)."""
+        succ = self.graph._succ
+        out = succ.get(entity)
+        if out.__class__ is int:
+            assert self._deferred is not None
+            out = succ[entity] = self._deferred.succ(out)
+        return out  # type: ignore[no-any-return]
+
+    def _in(self, entity: str) -> dict[str, dict[int, Fact]]:
+        """The graph's adjacency of ``entity`` (which must exist) as an object."""
+        pred = self.graph._pred
+        in_ = pred[entity]
+        if in_.__class__ is int:
+            assert self._deferred is not None
+            in_ = pred[entity] = self._deferred.pred(in_)
+        return in_  # type: ignore[no-any-return]
+
+    def _build_deferred(self) -> None:
+        """Build whatever a snapshot's load left (before the state is read whole)."""
+        if self._deferred is None:
+            return
+        for key in [k for k, v in self.current.items() if v.__class__ is int]:
+            self._live(key)
+        for key in [k for k, v in self.current_pointing.items() if v.__class__ is int]:
+            self._pointing(key)
+        for entity in list(self.graph._succ):
+            self._out(entity)
+            self._in(entity)
+        self._deferred = None
 
     # -- journal ---------------------------------------------------------------------
 
@@ -416,7 +491,7 @@ class NetworkXStore(Store):
             ).checked()
             s, p, o = fact.subject, fact.predicate, fact.object
             if valid_to is None:
-                live = self.current.get((s, p))
+                live = self._live((s, p))
                 if live and o in live:
                     raise InvalidFactError(
                         f"({s!r}, {p}, {o!r}) is already current (#{live[o].seq})"
@@ -633,7 +708,7 @@ class NetworkXStore(Store):
             self._said(fact)
         if fact.valid_to is None:
             self._valid_to.append(0)
-            live = self.current.get((s, p))
+            live = self._live((s, p))
             if live is None:
                 self.current[(s, p)] = {o: fact}
             else:
@@ -643,15 +718,18 @@ class NetworkXStore(Store):
                 self.current_by_predicate[p] = {seq: fact}
             else:
                 by_predicate[seq] = fact
-            pointing = self.current_pointing.get((o, p))
+            pointing = self._pointing((o, p))
             if pointing is None:
                 self.current_pointing[(o, p)] = {seq: fact}
             else:
                 pointing[seq] = fact
-            edge = succ[s].get(o)
+            out = succ[s]
+            if out.__class__ is int:
+                out = self._out(s)
+            edge = out.get(o)
             if edge is None:
-                edge = succ[s][o] = {}
-                self.graph._pred[o][s] = edge
+                edge = out[o] = {}
+                self._in(o)[s] = edge
             edge[seq] = fact
             self.facts_current += 1
         else:
@@ -672,7 +750,8 @@ class NetworkXStore(Store):
 
     def _close(self, fact: Fact, at: int) -> Fact:
         s, p, o = fact.subject, fact.predicate, fact.object
-        live = self.current[(s, p)]
+        live = self._live((s, p))
+        assert live is not None
         del live[o]
         if not live:
             del self.current[(s, p)]
@@ -680,10 +759,13 @@ class NetworkXStore(Store):
         del by_predicate[fact.seq]
         if not by_predicate:
             del self.current_by_predicate[p]
-        pointing = self.current_pointing[(o, p)]
+        pointing = self._pointing((o, p))
+        assert pointing is not None
         del pointing[fact.seq]
         if not pointing:
             del self.current_pointing[(o, p)]
+        self._out(s)
+        self._in(o)
         self.graph.drop(fact)
         self._valid_to[self._index(fact.seq)] = at
         closed = fact.closed_at(at)
@@ -780,7 +862,7 @@ class NetworkXStore(Store):
             last: dict[tuple[str, str], Fact] = {}  # a single-valued key's current batch fact
             emptied: set[tuple[str, str]] = set()  # keys whose stored current facts it closed
             closed_now: dict[int, Fact] = {}
-            current = self.current
+            live = self._live
             for new in checked:
                 s, predicate, o = new.subject, new.predicate, new.object
                 if new.multi and predicate not in multi and predicate not in added_multi:
@@ -789,7 +871,7 @@ class NetworkXStore(Store):
                 key = (s, predicate)
                 same = added.get((s, predicate, o))
                 if same is None and key not in emptied:
-                    stored = current.get(key)
+                    stored = live(key)
                     if stored:
                         same = stored.get(o)
                 if same is not None:
@@ -805,7 +887,7 @@ class NetworkXStore(Store):
                         ops.append(("close", previous, seq))
                         closed_now[previous.seq] = previous.closed_at(seq)
                         del added[(s, predicate, previous.object)]
-                    if key not in emptied and (stored := current.get(key)):
+                    if key not in emptied and (stored := live(key)):
                         for old in stored.values():
                             ops.append(("close", old, seq))
                             closed_now[old.seq] = old.closed_at(seq)
@@ -834,7 +916,7 @@ class NetworkXStore(Store):
             check_name(obj, "object")
 
         def plan() -> tuple[list[Op], list[Fact]]:
-            live = self.current.get((subject, predicate), {})
+            live = self._live((subject, predicate)) or {}
             targets = sorted(
                 live.values() if obj is None else [f for f in (live.get(obj),) if f],
                 key=lambda f: f.seq,
@@ -971,14 +1053,12 @@ class NetworkXStore(Store):
         return most_used(uses, limit)
 
     def _touching(self, entity: str) -> list[Fact]:
-        succ = self.graph._succ.get(entity)
+        succ = self._out(entity)
         if succ is None:
             return []
         facts = [f for edge in succ.values() for f in edge.values()]
         # A self-loop was seen from the subject's side.
-        facts += [
-            f for s, edge in self.graph._pred[entity].items() if s != entity for f in edge.values()
-        ]
+        facts += [f for s, edge in self._in(entity).items() if s != entity for f in edge.values()]
         return facts
 
     def _touching_through(
@@ -1007,10 +1087,10 @@ class NetworkXStore(Store):
 
         found: list[Fact] = []
         for p in predicates:
-            out = self.current.get((entity, p))
+            out = self._live((entity, p))
             if out:
                 found += newest(out)
-            pointing = self.current_pointing.get((entity, p))
+            pointing = self._pointing((entity, p))
             if pointing:
                 # A self-loop is seen from the subject's side.
                 found += newest(pointing, skip_self=bool(out and entity in out))
@@ -1019,10 +1099,10 @@ class NetworkXStore(Store):
     def _hub(self, entity: str, limit: int) -> bool:
         """Whether ``entity`` has more neighbours than a read of ``limit`` facts and than
         there are predicates: then reading each predicate's newest few costs less."""
-        succ = self.graph._succ.get(entity)
+        succ = self._out(entity)
         if succ is None:
             return False
-        neighbours = len(succ) + len(self.graph._pred[entity])
+        neighbours = len(succ) + len(self._in(entity))
         return neighbours > limit and neighbours > len(self.current_by_predicate)
 
     def _current_adjacent(
@@ -1030,8 +1110,7 @@ class NetworkXStore(Store):
     ) -> list[Fact]:
         """The newest ``limit`` current facts touching ``entity`` (in no order when all are)."""
         if predicates is None:
-            succ = self.graph._succ.get(entity)
-            if succ is None:
+            if entity not in self.graph._succ:
                 return []
             if not self._hub(entity, limit):
                 return _newest(self._touching(entity), limit)
@@ -1138,8 +1217,8 @@ class NetworkXStore(Store):
         predicate = check_slot(subject, predicate)
         self._sync()
         if predicate is not None:
-            return sorted(self.current.get((subject, predicate), {}).values(), key=lambda f: f.seq)
-        succ = self.graph._succ.get(subject, {})
+            return sorted((self._live((subject, predicate)) or {}).values(), key=lambda f: f.seq)
+        succ = self._out(subject) or {}
         return sorted((f for facts in succ.values() for f in facts.values()), key=lambda f: f.seq)
 
     @_locked
@@ -1150,11 +1229,11 @@ class NetworkXStore(Store):
         self._sync()
         if predicate is not None:
             key = (subject, predicate)
-            live: Iterable[Fact] = self.current.get(key, {}).values()
+            live: Iterable[Fact] = (self._live(key) or {}).values()
             closed: Iterable[int] = self._closed_by_key.get(key, ())
             # Only the kept facts are built: a key's long history costs its sequence numbers.
             return sorted(self._pick(live, closed, limit), key=lambda f: f.seq)
-        succ = self.graph._succ.get(subject, {})
+        succ = self._out(subject) or {}
         live = (f for facts in succ.values() for f in facts.values())
         touching = self._pick(live, self._closed_by_entity.get(subject, ()), None)
         own = [f for f in touching if f.subject == subject]  # newest first
