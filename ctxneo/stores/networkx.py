@@ -89,7 +89,14 @@ from ctxneo.stores.base import (
     said_of,
     with_said,
 )
-from ctxneo.stores.journal import Journal, encode_line, fact_record, fsync_policy, record_fact
+from ctxneo.stores.journal import (
+    Journal,
+    encode_fact,
+    encode_record,
+    encode_texts,
+    fsync_policy,
+    record_fact,
+)
 from ctxneo.text import index_keys
 
 #: Postings longer than this only score candidates, they do not propose them.
@@ -531,22 +538,25 @@ class NetworkXStore(Store):
         raise InvalidFactError(f"unknown op {str(op)[:40]!r}")
 
     @staticmethod
-    def _record_of(op: Op | Fact) -> dict[str, Any]:
+    def _record_of(op: Op | Fact) -> str:
+        """The journal record of an operation, as JSON text."""
         if op.__class__ is Fact:
-            return fact_record(op)  # type: ignore[arg-type]
+            return encode_fact(op)  # type: ignore[arg-type]
         kind = op[0]
         if kind == "close":
             f = op[1]
-            return {"op": "close", "s": f.subject, "p": f.predicate, "seq": f.seq, "at": op[2]}
-        if kind == "tick":
-            return {"op": "tick", "at": op[1]}
-        if kind == "multi":
-            return {"op": "multi", "predicate": op[1]}
-        if kind == "single":
-            return {"op": "single", "predicate": op[1]}
-        if kind == "alias":
-            return {"op": "alias", "phrase": op[1], "entity": op[2]}
-        raise AssertionError(f"{kind!r} is not written to a journal")  # a clear replaces the file
+            record = {"op": "close", "s": f.subject, "p": f.predicate, "seq": f.seq, "at": op[2]}
+        elif kind == "tick":
+            record = {"op": "tick", "at": op[1]}
+        elif kind == "multi":
+            record = {"op": "multi", "predicate": op[1]}
+        elif kind == "single":
+            record = {"op": "single", "predicate": op[1]}
+        elif kind == "alias":
+            record = {"op": "alias", "phrase": op[1], "entity": op[2]}
+        else:  # a clear replaces the file
+            raise AssertionError(f"{kind!r} is not written to a journal")
+        return encode_record(record)
 
     def _write(self, plan: Callable[[], tuple[list[Op], _T]]) -> _T:
         """Plan a change from the current state, make it durable, then apply it.
@@ -573,7 +583,7 @@ class NetworkXStore(Store):
                 return result
             _check_counter(ops)
             try:
-                line = encode_line([self._record_of(op) for op in ops])
+                line = encode_texts(list(map(self._record_of, ops)))
             except (TypeError, ValueError) as e:
                 raise InvalidFactError(f"cannot write this to the journal: {e}") from e
             offset = journal.append(line)
@@ -708,28 +718,35 @@ class NetworkXStore(Store):
             self._said(fact)
         if fact.valid_to is None:
             self._valid_to.append(0)
-            live = self._live((s, p))
+            live = self.current.get((s, p))
             if live is None:
                 self.current[(s, p)] = {o: fact}
             else:
-                live[o] = fact
+                if live.__class__ is int:
+                    live = self._live((s, p))
+                live[o] = fact  # type: ignore[index]
             by_predicate = self.current_by_predicate.get(p)
             if by_predicate is None:
                 self.current_by_predicate[p] = {seq: fact}
             else:
                 by_predicate[seq] = fact
-            pointing = self._pointing((o, p))
+            pointing = self.current_pointing.get((o, p))
             if pointing is None:
                 self.current_pointing[(o, p)] = {seq: fact}
             else:
-                pointing[seq] = fact
+                if pointing.__class__ is int:
+                    pointing = self._pointing((o, p))
+                pointing[seq] = fact  # type: ignore[index]
             out = succ[s]
             if out.__class__ is int:
                 out = self._out(s)
             edge = out.get(o)
             if edge is None:
                 edge = out[o] = {}
-                self._in(o)[s] = edge
+                in_ = self.graph._pred[o]
+                if in_.__class__ is int:
+                    in_ = self._in(o)
+                in_[s] = edge
             edge[seq] = fact
             self.facts_current += 1
         else:
@@ -846,10 +863,7 @@ class NetworkXStore(Store):
     def write(self, facts: Sequence[NewFact]) -> Written:
         if not isinstance(facts, Sequence) or isinstance(facts, (str, bytes)):
             raise InvalidFactError(f"remember_many takes a list of facts, got {type(facts)}")
-        for f in facts:
-            if not isinstance(f, NewFact):
-                raise InvalidFactError(f"not a fact: {f!r}"[:200])
-        checked = [f.checked() for f in facts]
+        checked = _checked(facts)
 
         def plan() -> tuple[list[Op], Written]:
             ops: list[Op] = []
@@ -862,7 +876,7 @@ class NetworkXStore(Store):
             last: dict[tuple[str, str], Fact] = {}  # a single-valued key's current batch fact
             emptied: set[tuple[str, str]] = set()  # keys whose stored current facts it closed
             closed_now: dict[int, Fact] = {}
-            live = self._live
+            current, live = self.current, self._live
             for new in checked:
                 s, predicate, o = new.subject, new.predicate, new.object
                 if new.multi and predicate not in multi and predicate not in added_multi:
@@ -870,8 +884,11 @@ class NetworkXStore(Store):
                     ops.append(("multi", predicate))
                 key = (s, predicate)
                 same = added.get((s, predicate, o))
+                stored = None  # the key's current facts before this batch, unless it closed them
                 if same is None and key not in emptied:
-                    stored = live(key)
+                    stored = current.get(key)
+                    if stored.__class__ is int:
+                        stored = live(key)
                     if stored:
                         same = stored.get(o)
                 if same is not None:
@@ -887,7 +904,7 @@ class NetworkXStore(Store):
                         ops.append(("close", previous, seq))
                         closed_now[previous.seq] = previous.closed_at(seq)
                         del added[(s, predicate, previous.object)]
-                    if key not in emptied and (stored := live(key)):
+                    if stored:
                         for old in stored.values():
                             ops.append(("close", old, seq))
                             closed_now[old.seq] = old.closed_at(seq)
@@ -1281,6 +1298,45 @@ class NetworkXStore(Store):
             self._closed = True
             if self._journal is not None:
                 self._journal.close()
+
+
+def _checked(facts: Sequence[Any]) -> list[NewFact]:
+    """``facts``, each checked (:meth:`NewFact.checked`) unless every field of it is one
+    already checked in this batch: a batch names the same entities, predicates and
+    speakers again and again, and checking each field anew was a fifth of a batched
+    ingest. Only ``str`` itself is taken as known (a subclass may hash and compare as
+    it likes)."""
+    names: set[str] = set()  # subjects, objects and speakers (one rule: check_name)
+    predicates: set[str] = set()  # in stored form
+    out: list[NewFact] = []
+    for f in facts:
+        if f.__class__ is not NewFact and not isinstance(f, NewFact):
+            raise InvalidFactError(f"not a fact: {f!r}"[:200])
+        s, p, o, speaker = f.subject, f.predicate, f.object, f.speaker
+        if (
+            s.__class__ is str
+            and o.__class__ is str
+            and p.__class__ is str
+            and s in names
+            and o in names
+            and p in predicates
+            and (speaker is None or (speaker.__class__ is str and speaker in names))
+            and f.turn_id is None
+            and f.fact_id is None
+            and f.text is None
+            and f.multi.__class__ is bool
+        ):
+            out.append(f)
+            continue
+        f = f.checked()
+        out.append(f)
+        if s.__class__ is str and o.__class__ is str:
+            names.add(s)
+            names.add(o)
+        if speaker.__class__ is str:
+            names.add(speaker)
+        predicates.add(f.predicate)
+    return out
 
 
 def _check_counter(ops: Sequence[Op | Fact]) -> None:
