@@ -9,9 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from ctxneo.errors import JournalError
+from ctxneo.errors import InvalidFactError, JournalError
 from ctxneo.memory import Memory
-from ctxneo.stores.journal import TornJournalWarning
+from ctxneo.model import MAX_INT, MIN_INT, Fact, NewFact
+from ctxneo.stores.journal import (
+    TornJournalWarning,
+    encode_fact,
+    encode_line,
+    encode_record,
+    encode_texts,
+    fact_record,
+)
+from ctxneo.stores.networkx import NetworkXStore
 
 
 def test_a_journal_replays_to_the_same_memory(tmp_path: Path) -> None:
@@ -138,3 +147,68 @@ def test_reading_a_missing_journal_is_an_error_and_creates_nothing(tmp_path: Pat
     with pytest.raises(JournalError, match="no memory at"):
         Memory.open(path, create=False)
     assert not path.parent.exists()
+
+
+class _Name(str):
+    """A str subclass: checked in full every time, never taken from a batch's memo."""
+
+
+class _Number(int):
+    """An int subclass: written as json writes an int."""
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_fact_is_written_as_the_json_encoder_writes_its_record(seed: int) -> None:
+    """encode_fact writes without building the record's dict: the same bytes."""
+    import random
+
+    rng = random.Random(seed)
+    words = ["Svc", "Zürich", "🚀", 'quo"te', "back\\slash", "tab\tnew\nline", "\u2028", "\x00", ""]
+
+    def text() -> str:
+        return "".join(rng.choice(words) for _ in range(rng.randrange(1, 4))) or "x"
+
+    facts = [
+        Fact(
+            text(),
+            rng.choice(["OWNED_BY", "RUNS_ON"]),
+            _Name(text()) if rng.random() < 0.2 else text(),
+            seq,
+            seq,
+            rng.choice([None, seq + 1, MAX_INT]),
+            rng.choice([None, text()]),
+            rng.choice([None, 0, -3, MIN_INT, MAX_INT, _Number(7)]),
+            rng.choice([None, text()]),
+            rng.choice([None, text()]),
+        )
+        for seq in range(1, 60)
+    ]
+    for f in facts:
+        assert encode_fact(f) == encode_record(fact_record(f))
+    records = [fact_record(f) for f in facts] + [{"op": "tick", "at": 99}]
+    texts = [encode_fact(f) for f in facts] + [encode_record({"op": "tick", "at": 99})]
+    assert encode_texts(texts) == encode_line(records)
+    assert encode_texts(texts[:1]) == encode_line(records[:1])
+
+
+def test_a_batch_checks_each_fact_whatever_it_shares_with_the_facts_before_it() -> None:
+    """Fields checked once a batch are taken as known only when they are the same str;
+    anything else in a later fact is still refused, and the whole batch with it."""
+    store = NetworkXStore()
+    good = [NewFact("A", "owned_by", "B", "Agent"), NewFact("A", "OWNED_BY", "B", "Agent")]
+    bad = [
+        NewFact("A", "OWNED_BY", "B", "Agent", turn_id=True),  # type: ignore[arg-type]
+        NewFact("A", "OWNED_BY", "B", "Agent", multi="yes"),  # type: ignore[arg-type]
+        NewFact("A", "OWNED BY", "B", "Agent"),
+        NewFact("A", "OWNED_BY", " ", "Agent"),
+        NewFact("A", "OWNED_BY", "B", "\ud800"),
+        NewFact("A", "OWNED_BY", _Name(""), "Agent"),
+        NewFact("A", "OWNED_BY", "B", "Agent", text="x" * 9000),
+        ("A", "OWNED_BY", "B"),
+    ]
+    for fact in bad:
+        with pytest.raises(InvalidFactError):
+            store.write([*good, fact])  # type: ignore[list-item]
+    assert store.stats()["facts"] == 0
+    written = store.write([*good, NewFact("C", "ownedBy", "A", "Agent")])
+    assert [f.predicate for f in written.facts] == ["OWNED_BY", "OWNED_BY", "OWNED_BY"]

@@ -10,6 +10,7 @@ write one, never through a symlink; a clear erases it.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import itertools
 import json
@@ -96,6 +97,7 @@ def _change(store: NetworkXStore, rng: random.Random, step: int) -> None:
 def _internal(store: NetworkXStore) -> dict[str, Any]:
     """Every structure replay builds, in order: what a snapshot must rebuild as it is."""
     store.stats()  # read what others appended first
+    store._build_deferred()  # what a snapshot's load left to build, as it is built
     g = store.graph
 
     def nested(index: dict[Any, dict[Any, Any]]) -> list[Any]:
@@ -177,8 +179,9 @@ def replayed() -> Iterator[Any]:
 
 
 def _same(loaded: NetworkXStore, whole: NetworkXStore) -> None:
-    assert _internal(loaded) == _internal(whole)
+    # Answers first: read while what a snapshot's load left is built as reads need it.
     assert _answers(loaded) == _answers(whole)
+    assert _internal(loaded) == _internal(whole)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -235,6 +238,74 @@ def test_a_snapshot_of_an_exported_journal_and_of_one_with_clear_records(
     with NetworkXStore(path) as loaded:
         assert loaded._snapshot_at > 0
         _same(loaded, whole)
+
+
+def _deferred(store: NetworkXStore) -> int:
+    """How many index entries and adjacencies a snapshot's load has not built yet."""
+    g = store.graph
+    return sum(
+        v.__class__ is int
+        for index in (store.current, store.current_pointing, g._succ, g._pred)
+        for v in index.values()
+    )
+
+
+def test_a_snapshot_is_built_as_reads_need_it_and_reads_what_a_replay_reads(
+    tmp_path: Path, replayed: Any
+) -> None:
+    path = tmp_path / "memory.jsonl"
+    _memory_with_snapshot(path, after=0).close()
+    whole = replayed(path)
+    with _opened_quietly(path) as loaded:
+        assert loaded._snapshot_at > 0
+        left = _deferred(loaded)
+        assert left > 0  # nothing is built at open
+        name = "Svc_Amber"
+        assert loaded.facts_of([name]) == whole.facts_of([name])
+        assert loaded.current_of(name) == whole.current_of(name)
+        assert 0 < _deferred(loaded) < left  # that entity's, not everyone's
+        _same(loaded, whole)
+        assert _deferred(loaded) == 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_writes_into_what_a_snapshot_left_unbuilt_match_a_replay(
+    tmp_path: Path, replayed: Any, seed: int
+) -> None:
+    """Writes that supersede, retract and add to keys and entities no read has built yet
+    (the write path builds what it changes first)."""
+    path = tmp_path / "memory.jsonl"
+    _memory_with_snapshot(path, after=0).close()
+    rng = random.Random(seed)
+    with _opened_quietly(path) as loaded:
+        assert _deferred(loaded) > 0
+        for step in range(30):
+            _change(loaded, rng, 1000 + step)
+        with replayed(path) as whole:
+            _same(loaded, whole)
+
+
+@pytest.mark.parametrize("frozen_before", [False, True])
+def test_a_bulk_load_leaves_the_garbage_collector_as_it_found_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, frozen_before: bool
+) -> None:
+    """The objects of a large load are moved to the oldest generation (see
+    _collector_paused): the collector stays on, and objects the process froze itself
+    stay frozen (nothing is moved then)."""
+    path = tmp_path / "memory.jsonl"
+    _memory_with_snapshot(path, after=2).close()
+    monkeypatch.setattr(networkx_module, "PROMOTE_OBJECTS", 0)  # every load is "large"
+    gc.collect()
+    if frozen_before:
+        gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert gc.isenabled()
+        with NetworkXStore(path) as loaded:
+            assert loaded._snapshot_at > 0
+        assert gc.isenabled() and gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
 
 
 # -- when a snapshot is ignored --------------------------------------------------------------

@@ -176,6 +176,49 @@ def fact_record(fact: Fact) -> dict[str, Any]:
     }
 
 
+#: A string as a JSON string literal, non-ASCII escaped: what ``json.dumps`` writes.
+_JSON_STRING = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+
+
+def _json_value(value: str | int | None) -> str:
+    """A fact's field as ``json.dumps(..., ensure_ascii=True)`` writes it."""
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return _JSON_STRING(value)  # type: ignore[no-any-return]
+    return int.__repr__(value)  # (an int subclass too, as json writes it)
+
+
+def encode_fact(fact: Fact) -> str:
+    """``fact_record(fact)`` as the JSON text :func:`encode_line` writes for it, byte for
+    byte, without the dict: a batched ingest writes one per fact, and building the
+    dict and walking it in the encoder was a fifth of the write. Only for a fact
+    whose fields were validated (strings, ints, ``None``)."""
+    valid_to = fact.valid_to
+    text = fact.text
+    return (
+        f'{{"op":"fact","seq":{int.__repr__(fact.seq)},'
+        f'"valid_from":{int.__repr__(fact.valid_from)},'
+        f'"valid_to":{"null" if valid_to is None else int.__repr__(valid_to)},'
+        f'"s":{_JSON_STRING(fact.subject)},"p":{_JSON_STRING(fact.predicate)},'
+        f'"o":{_JSON_STRING(fact.object)},"speaker":{_json_value(fact.speaker)},'
+        f'"turn_id":{_json_value(fact.turn_id)},"fact_id":{_json_value(fact.fact_id)}'
+        + ("}" if text is None else f',"text":{_JSON_STRING(text)}}}')
+    )
+
+
+def encode_record(record: dict[str, Any]) -> str:
+    """One record as the JSON text :func:`encode_line` writes for it."""
+    return json.dumps(record, ensure_ascii=True, separators=(",", ":"))
+
+
+def encode_texts(records: list[str]) -> bytes:
+    """:func:`encode_line` of records already encoded one by one (see
+    :func:`encode_fact`): the same bytes."""
+    text = records[0] if len(records) == 1 else f'{{"op":"batch","records":[{",".join(records)}]}}'
+    return (text + "\n").encode("ascii")
+
+
 def record_fact(record: dict[str, Any]) -> Fact:
     return Fact(
         subject=record["s"],

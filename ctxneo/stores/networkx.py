@@ -34,7 +34,11 @@ names the first line that breaks one.
 
 Opening a journal loads its snapshot, when one checks out against the file, and
 replays only the lines after it (see :mod:`ctxneo.stores.snapshot`); writers
-leave snapshots when they close and, now and then, as the journal grows.
+leave snapshots when they close and, now and then, as the journal grows. A
+snapshot's load leaves the inner dicts of ``current``, ``current_pointing`` and
+the graph's adjacency to be built on first use: until then such a value is an
+``int`` (see :class:`~ctxneo.stores.snapshot_state.Deferred`), so every read of
+them goes through ``_live``, ``_pointing``, ``_out`` and ``_in``.
 """
 
 from __future__ import annotations
@@ -85,7 +89,14 @@ from ctxneo.stores.base import (
     said_of,
     with_said,
 )
-from ctxneo.stores.journal import Journal, encode_line, fact_record, fsync_policy, record_fact
+from ctxneo.stores.journal import (
+    Journal,
+    encode_fact,
+    encode_record,
+    encode_texts,
+    fsync_policy,
+    record_fact,
+)
 from ctxneo.text import index_keys
 
 #: Postings longer than this only score candidates, they do not propose them.
@@ -118,17 +129,34 @@ _T = TypeVar("_T")
 Op = Any
 
 
+#: Objects made under :func:`_collector_paused` past which they are moved to the
+#: collector's oldest generation when it ends, rather than walked by its next
+#: young collections (a bulk build; a read or a small write makes far fewer).
+PROMOTE_OBJECTS = 50_000
+
+
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Keep the cyclic garbage collector out of a bulk build: replay and a snapshot's
     load allocate objects that live as long as the memory and form no cycles worth
     collecting, and the collector walking them again and again was a quarter of the
-    time to open a large journal."""
+    time to open a large journal.
+
+    When the build made many objects, they go straight to the oldest generation
+    (``gc.freeze`` then ``gc.unfreeze``, which moves every tracked object there
+    without walking any): otherwise the first young collection after it walked
+    them all, a quarter of an open from a snapshot. Young objects of the rest of
+    the process move with them, so a cycle among them that is already garbage is
+    freed by the next full collection rather than a young one. Not done while the
+    process has frozen objects of its own (unfreezing would release them)."""
     collecting = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if gc.get_count()[0] > PROMOTE_OBJECTS and gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
         if collecting:
             gc.enable()
 
@@ -179,6 +207,8 @@ class FactGraph(nx.DiGraph):  # type: ignore[misc]
 
     :meth:`put` and :meth:`drop` write the adjacency dicts directly (the route
     NetworkX documents for subclasses): ``add_edge`` and the views cost more.
+    The store builds an entity's adjacency before either is called (see
+    ``NetworkXStore._out`` and ``_in``).
     """
 
     def put(self, fact: Fact) -> None:
@@ -278,9 +308,12 @@ class NetworkXStore(Store):
 
     def _reset(self) -> None:
         self.graph = FactGraph()
-        self.current: dict[tuple[str, str], dict[str, Fact]] = {}
+        # (An int value in these, and in the graph's _succ and _pred, is a dict a
+        # snapshot's load left to build: read them through _live, _pointing, _out, _in.)
+        self.current: dict[tuple[str, str], dict[str, Fact] | int] = {}
         self.current_by_predicate: dict[str, dict[int, Fact]] = {}
-        self.current_pointing: dict[tuple[str, str], dict[int, Fact]] = {}
+        self.current_pointing: dict[tuple[str, str], dict[int, Fact] | int] = {}
+        self._deferred: snapshot_state.Deferred | None = None
         # One entry per fact, in sequence order: seq, journal line offset, closed at (0: current).
         self._seqs = array("q")
         self._lines = array("q")
@@ -308,6 +341,55 @@ class NetworkXStore(Store):
         if i == len(self._seqs) or self._seqs[i] != seq:
             raise KeyError(seq)
         return i
+
+    # -- what a snapshot's load left to build (see snapshot_state.Deferred) ------------
+
+    def _live(self, key: tuple[str, str]) -> dict[str, Fact] | None:
+        """``current[key]`` (``None``: no current fact), built on its first use."""
+        live = self.current.get(key)
+        if live.__class__ is int:
+            assert self._deferred is not None
+            live = self.current[key] = self._deferred.current(live)  # type: ignore[arg-type]
+        return live  # type: ignore[return-value]
+
+    def _pointing(self, key: tuple[str, str]) -> dict[int, Fact] | None:
+        """``current_pointing[key]``, built on its first use."""
+        pointing = self.current_pointing.get(key)
+        if pointing.__class__ is int:
+            assert self._deferred is not None
+            pointing = self.current_pointing[key] = self._deferred.pointing(pointing)  # type: ignore[arg-type]
+        return pointing  # type: ignore[return-value]
+
+    def _out(self, entity: str) -> dict[str, dict[int, Fact]] | None:
+        """The graph's adjacency of ``entity`` as a subject (``None``: no such entity)."""
+        succ = self.graph._succ
+        out = succ.get(entity)
+        if out.__class__ is int:
+            assert self._deferred is not None
+            out = succ[entity] = self._deferred.succ(out)
+        return out  # type: ignore[no-any-return]
+
+    def _in(self, entity: str) -> dict[str, dict[int, Fact]]:
+        """The graph's adjacency of ``entity`` (which must exist) as an object."""
+        pred = self.graph._pred
+        in_ = pred[entity]
+        if in_.__class__ is int:
+            assert self._deferred is not None
+            in_ = pred[entity] = self._deferred.pred(in_)
+        return in_  # type: ignore[no-any-return]
+
+    def _build_deferred(self) -> None:
+        """Build whatever a snapshot's load left (before the state is read whole)."""
+        if self._deferred is None:
+            return
+        for key in [k for k, v in self.current.items() if v.__class__ is int]:
+            self._live(key)
+        for key in [k for k, v in self.current_pointing.items() if v.__class__ is int]:
+            self._pointing(key)
+        for entity in list(self.graph._succ):
+            self._out(entity)
+            self._in(entity)
+        self._deferred = None
 
     # -- journal ---------------------------------------------------------------------
 
@@ -416,7 +498,7 @@ class NetworkXStore(Store):
             ).checked()
             s, p, o = fact.subject, fact.predicate, fact.object
             if valid_to is None:
-                live = self.current.get((s, p))
+                live = self._live((s, p))
                 if live and o in live:
                     raise InvalidFactError(
                         f"({s!r}, {p}, {o!r}) is already current (#{live[o].seq})"
@@ -456,22 +538,25 @@ class NetworkXStore(Store):
         raise InvalidFactError(f"unknown op {str(op)[:40]!r}")
 
     @staticmethod
-    def _record_of(op: Op | Fact) -> dict[str, Any]:
+    def _record_of(op: Op | Fact) -> str:
+        """The journal record of an operation, as JSON text."""
         if op.__class__ is Fact:
-            return fact_record(op)  # type: ignore[arg-type]
+            return encode_fact(op)  # type: ignore[arg-type]
         kind = op[0]
         if kind == "close":
             f = op[1]
-            return {"op": "close", "s": f.subject, "p": f.predicate, "seq": f.seq, "at": op[2]}
-        if kind == "tick":
-            return {"op": "tick", "at": op[1]}
-        if kind == "multi":
-            return {"op": "multi", "predicate": op[1]}
-        if kind == "single":
-            return {"op": "single", "predicate": op[1]}
-        if kind == "alias":
-            return {"op": "alias", "phrase": op[1], "entity": op[2]}
-        raise AssertionError(f"{kind!r} is not written to a journal")  # a clear replaces the file
+            record = {"op": "close", "s": f.subject, "p": f.predicate, "seq": f.seq, "at": op[2]}
+        elif kind == "tick":
+            record = {"op": "tick", "at": op[1]}
+        elif kind == "multi":
+            record = {"op": "multi", "predicate": op[1]}
+        elif kind == "single":
+            record = {"op": "single", "predicate": op[1]}
+        elif kind == "alias":
+            record = {"op": "alias", "phrase": op[1], "entity": op[2]}
+        else:  # a clear replaces the file
+            raise AssertionError(f"{kind!r} is not written to a journal")
+        return encode_record(record)
 
     def _write(self, plan: Callable[[], tuple[list[Op], _T]]) -> _T:
         """Plan a change from the current state, make it durable, then apply it.
@@ -498,7 +583,7 @@ class NetworkXStore(Store):
                 return result
             _check_counter(ops)
             try:
-                line = encode_line([self._record_of(op) for op in ops])
+                line = encode_texts(list(map(self._record_of, ops)))
             except (TypeError, ValueError) as e:
                 raise InvalidFactError(f"cannot write this to the journal: {e}") from e
             offset = journal.append(line)
@@ -637,7 +722,9 @@ class NetworkXStore(Store):
             if live is None:
                 self.current[(s, p)] = {o: fact}
             else:
-                live[o] = fact
+                if live.__class__ is int:
+                    live = self._live((s, p))
+                live[o] = fact  # type: ignore[index]
             by_predicate = self.current_by_predicate.get(p)
             if by_predicate is None:
                 self.current_by_predicate[p] = {seq: fact}
@@ -647,11 +734,19 @@ class NetworkXStore(Store):
             if pointing is None:
                 self.current_pointing[(o, p)] = {seq: fact}
             else:
-                pointing[seq] = fact
-            edge = succ[s].get(o)
+                if pointing.__class__ is int:
+                    pointing = self._pointing((o, p))
+                pointing[seq] = fact  # type: ignore[index]
+            out = succ[s]
+            if out.__class__ is int:
+                out = self._out(s)
+            edge = out.get(o)
             if edge is None:
-                edge = succ[s][o] = {}
-                self.graph._pred[o][s] = edge
+                edge = out[o] = {}
+                in_ = self.graph._pred[o]
+                if in_.__class__ is int:
+                    in_ = self._in(o)
+                in_[s] = edge
             edge[seq] = fact
             self.facts_current += 1
         else:
@@ -672,7 +767,8 @@ class NetworkXStore(Store):
 
     def _close(self, fact: Fact, at: int) -> Fact:
         s, p, o = fact.subject, fact.predicate, fact.object
-        live = self.current[(s, p)]
+        live = self._live((s, p))
+        assert live is not None
         del live[o]
         if not live:
             del self.current[(s, p)]
@@ -680,10 +776,13 @@ class NetworkXStore(Store):
         del by_predicate[fact.seq]
         if not by_predicate:
             del self.current_by_predicate[p]
-        pointing = self.current_pointing[(o, p)]
+        pointing = self._pointing((o, p))
+        assert pointing is not None
         del pointing[fact.seq]
         if not pointing:
             del self.current_pointing[(o, p)]
+        self._out(s)
+        self._in(o)
         self.graph.drop(fact)
         self._valid_to[self._index(fact.seq)] = at
         closed = fact.closed_at(at)
@@ -764,10 +863,7 @@ class NetworkXStore(Store):
     def write(self, facts: Sequence[NewFact]) -> Written:
         if not isinstance(facts, Sequence) or isinstance(facts, (str, bytes)):
             raise InvalidFactError(f"remember_many takes a list of facts, got {type(facts)}")
-        for f in facts:
-            if not isinstance(f, NewFact):
-                raise InvalidFactError(f"not a fact: {f!r}"[:200])
-        checked = [f.checked() for f in facts]
+        checked = _checked(facts)
 
         def plan() -> tuple[list[Op], Written]:
             ops: list[Op] = []
@@ -780,7 +876,7 @@ class NetworkXStore(Store):
             last: dict[tuple[str, str], Fact] = {}  # a single-valued key's current batch fact
             emptied: set[tuple[str, str]] = set()  # keys whose stored current facts it closed
             closed_now: dict[int, Fact] = {}
-            current = self.current
+            current, live = self.current, self._live
             for new in checked:
                 s, predicate, o = new.subject, new.predicate, new.object
                 if new.multi and predicate not in multi and predicate not in added_multi:
@@ -788,8 +884,11 @@ class NetworkXStore(Store):
                     ops.append(("multi", predicate))
                 key = (s, predicate)
                 same = added.get((s, predicate, o))
+                stored = None  # the key's current facts before this batch, unless it closed them
                 if same is None and key not in emptied:
                     stored = current.get(key)
+                    if stored.__class__ is int:
+                        stored = live(key)
                     if stored:
                         same = stored.get(o)
                 if same is not None:
@@ -805,7 +904,7 @@ class NetworkXStore(Store):
                         ops.append(("close", previous, seq))
                         closed_now[previous.seq] = previous.closed_at(seq)
                         del added[(s, predicate, previous.object)]
-                    if key not in emptied and (stored := current.get(key)):
+                    if stored:
                         for old in stored.values():
                             ops.append(("close", old, seq))
                             closed_now[old.seq] = old.closed_at(seq)
@@ -834,7 +933,7 @@ class NetworkXStore(Store):
             check_name(obj, "object")
 
         def plan() -> tuple[list[Op], list[Fact]]:
-            live = self.current.get((subject, predicate), {})
+            live = self._live((subject, predicate)) or {}
             targets = sorted(
                 live.values() if obj is None else [f for f in (live.get(obj),) if f],
                 key=lambda f: f.seq,
@@ -971,14 +1070,12 @@ class NetworkXStore(Store):
         return most_used(uses, limit)
 
     def _touching(self, entity: str) -> list[Fact]:
-        succ = self.graph._succ.get(entity)
+        succ = self._out(entity)
         if succ is None:
             return []
         facts = [f for edge in succ.values() for f in edge.values()]
         # A self-loop was seen from the subject's side.
-        facts += [
-            f for s, edge in self.graph._pred[entity].items() if s != entity for f in edge.values()
-        ]
+        facts += [f for s, edge in self._in(entity).items() if s != entity for f in edge.values()]
         return facts
 
     def _touching_through(
@@ -1007,10 +1104,10 @@ class NetworkXStore(Store):
 
         found: list[Fact] = []
         for p in predicates:
-            out = self.current.get((entity, p))
+            out = self._live((entity, p))
             if out:
                 found += newest(out)
-            pointing = self.current_pointing.get((entity, p))
+            pointing = self._pointing((entity, p))
             if pointing:
                 # A self-loop is seen from the subject's side.
                 found += newest(pointing, skip_self=bool(out and entity in out))
@@ -1019,10 +1116,10 @@ class NetworkXStore(Store):
     def _hub(self, entity: str, limit: int) -> bool:
         """Whether ``entity`` has more neighbours than a read of ``limit`` facts and than
         there are predicates: then reading each predicate's newest few costs less."""
-        succ = self.graph._succ.get(entity)
+        succ = self._out(entity)
         if succ is None:
             return False
-        neighbours = len(succ) + len(self.graph._pred[entity])
+        neighbours = len(succ) + len(self._in(entity))
         return neighbours > limit and neighbours > len(self.current_by_predicate)
 
     def _current_adjacent(
@@ -1030,8 +1127,7 @@ class NetworkXStore(Store):
     ) -> list[Fact]:
         """The newest ``limit`` current facts touching ``entity`` (in no order when all are)."""
         if predicates is None:
-            succ = self.graph._succ.get(entity)
-            if succ is None:
+            if entity not in self.graph._succ:
                 return []
             if not self._hub(entity, limit):
                 return _newest(self._touching(entity), limit)
@@ -1138,8 +1234,8 @@ class NetworkXStore(Store):
         predicate = check_slot(subject, predicate)
         self._sync()
         if predicate is not None:
-            return sorted(self.current.get((subject, predicate), {}).values(), key=lambda f: f.seq)
-        succ = self.graph._succ.get(subject, {})
+            return sorted((self._live((subject, predicate)) or {}).values(), key=lambda f: f.seq)
+        succ = self._out(subject) or {}
         return sorted((f for facts in succ.values() for f in facts.values()), key=lambda f: f.seq)
 
     @_locked
@@ -1150,11 +1246,11 @@ class NetworkXStore(Store):
         self._sync()
         if predicate is not None:
             key = (subject, predicate)
-            live: Iterable[Fact] = self.current.get(key, {}).values()
+            live: Iterable[Fact] = (self._live(key) or {}).values()
             closed: Iterable[int] = self._closed_by_key.get(key, ())
             # Only the kept facts are built: a key's long history costs its sequence numbers.
             return sorted(self._pick(live, closed, limit), key=lambda f: f.seq)
-        succ = self.graph._succ.get(subject, {})
+        succ = self._out(subject) or {}
         live = (f for facts in succ.values() for f in facts.values())
         touching = self._pick(live, self._closed_by_entity.get(subject, ()), None)
         own = [f for f in touching if f.subject == subject]  # newest first
@@ -1202,6 +1298,45 @@ class NetworkXStore(Store):
             self._closed = True
             if self._journal is not None:
                 self._journal.close()
+
+
+def _checked(facts: Sequence[Any]) -> list[NewFact]:
+    """``facts``, each checked (:meth:`NewFact.checked`) unless every field of it is one
+    already checked in this batch: a batch names the same entities, predicates and
+    speakers again and again, and checking each field anew was a fifth of a batched
+    ingest. Only ``str`` itself is taken as known (a subclass may hash and compare as
+    it likes)."""
+    names: set[str] = set()  # subjects, objects and speakers (one rule: check_name)
+    predicates: set[str] = set()  # in stored form
+    out: list[NewFact] = []
+    for f in facts:
+        if f.__class__ is not NewFact and not isinstance(f, NewFact):
+            raise InvalidFactError(f"not a fact: {f!r}"[:200])
+        s, p, o, speaker = f.subject, f.predicate, f.object, f.speaker
+        if (
+            s.__class__ is str
+            and o.__class__ is str
+            and p.__class__ is str
+            and s in names
+            and o in names
+            and p in predicates
+            and (speaker is None or (speaker.__class__ is str and speaker in names))
+            and f.turn_id is None
+            and f.fact_id is None
+            and f.text is None
+            and f.multi.__class__ is bool
+        ):
+            out.append(f)
+            continue
+        f = f.checked()
+        out.append(f)
+        if s.__class__ is str and o.__class__ is str:
+            names.add(s)
+            names.add(o)
+        if speaker.__class__ is str:
+            names.add(speaker)
+        predicates.add(f.predicate)
+    return out
 
 
 def _check_counter(ops: Sequence[Op | Fact]) -> None:

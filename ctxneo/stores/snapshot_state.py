@@ -13,8 +13,9 @@ Why arrays and not JSON numbers: a 100,000-fact memory is about 1.5 million
 numbers, which JSON parses at 0.1-0.3 µs each; an array is one copy. Why the
 loader is built from ``map``, ``zip``, slices and comprehensions rather than
 one loop over the facts updating every index as replay does: that loop was
-half the time of an open; what is left is making the objects themselves
-(about 80 ms of a 100,000-fact open for the facts, as much for each index).
+half the time of an open. What is left is making the objects themselves, so
+the inner dicts of three indexes are not made at open but on first use (see
+:class:`Deferred`); the facts (about 80 ms of a 92,000-fact open) still are.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class DamagedState(ValueError):
 
 def encode(store: NetworkXStore) -> bytes:
     """Everything replay built in ``store``, as a snapshot body."""
+    store._build_deferred()  # (a store loaded from a snapshot may not have built it all)
     arrays: dict[str, array[int]] = {}
 
     def put(name: str, code: str, values: Iterable[int]) -> None:
@@ -263,6 +265,99 @@ def restore(store: NetworkXStore, body: bytes) -> None:
         raise DamagedState(f"{type(e).__name__}: {e}") from e
 
 
+class Deferred:
+    """The parts of a snapshot's state an open does not build: the inner dicts of
+    ``current`` and ``current_pointing`` and the graph's adjacency and edge dicts,
+    made on first use of their key or entity (see :class:`NetworkXStore`'s
+    ``_live``, ``_pointing``, ``_out`` and ``_in``).
+
+    Why: they were three objects in four of the ~430,000 an open of a 92,000-fact
+    memory made, and a question reads the few entities it names. The outer dicts
+    are built at open with each value a group number (an ``int``, where a dict
+    will be), so their keys, and so their order, are the ones the writer had; a
+    group built later is the dict the eager load made, in its order. Every
+    number read here was checked at open to be in range, so building cannot fail.
+    """
+
+    __slots__ = (
+        "_current",
+        "_edge",
+        "_edges",
+        "_facts",
+        "_names",
+        "_objects",
+        "_pointing",
+        "_pred",
+        "_seq",
+        "_succ",
+    )
+
+    def __init__(
+        self,
+        facts: list[Fact],
+        objects: list[str],
+        seq: list[int],
+        names: list[str],
+        groups: dict[str, tuple[list[int], array[int]]],
+        succ: tuple[list[int], array[int]],
+        pred: tuple[list[int], array[int], array[int]],
+    ) -> None:
+        self._facts, self._objects, self._seq, self._names = facts, objects, seq, names
+        self._current, self._pointing, self._edge = (
+            groups["current"],
+            groups["pointing"],
+            groups["edge"],
+        )
+        # One dict per edge, shared by its subject's and its object's adjacency.
+        self._edges: list[dict[int, Fact] | None] = [None] * (len(self._edge[0]) - 1)
+        self._succ, self._pred = succ, pred
+
+    def _group(self, group: tuple[list[int], array[int]], number: int, keys: list[Any]) -> Any:
+        starts, members = group
+        at, end = starts[number], starts[number + 1]
+        facts = self._facts
+        if end - at == 1:  # most groups: a dict display is the cheapest dict
+            m = members[at]
+            return {keys[m]: facts[m]}
+        span = members[at:end]
+        return dict(zip(map(keys.__getitem__, span), map(facts.__getitem__, span), strict=True))
+
+    def current(self, number: int) -> dict[str, Fact]:
+        """Group ``number`` of ``current``: object -> fact."""
+        return self._group(self._current, number, self._objects)  # type: ignore[no-any-return]
+
+    def pointing(self, number: int) -> dict[int, Fact]:
+        """Group ``number`` of ``current_pointing``: seq -> fact."""
+        return self._group(self._pointing, number, self._seq)  # type: ignore[no-any-return]
+
+    def _edge_dict(self, number: int) -> dict[int, Fact]:
+        edge = self._edges[number]
+        if edge is None:
+            edge = self._edges[number] = self._group(self._edge, number, self._seq)
+        return edge
+
+    def succ(self, entity: int) -> dict[str, dict[int, Fact]]:
+        """The graph's adjacency of entity number ``entity`` as a subject."""
+        starts, objects = self._succ
+        names, edge = self._names, self._edge_dict
+        return {names[objects[k]]: edge(k) for k in range(starts[entity], starts[entity + 1])}
+
+    def pred(self, entity: int) -> dict[str, dict[int, Fact]]:
+        """The graph's adjacency of entity number ``entity`` as an object."""
+        starts, subjects, edges = self._pred
+        names, edge = self._names, self._edge_dict
+        return {
+            names[subjects[k]]: edge(edges[k]) for k in range(starts[entity], starts[entity + 1])
+        }
+
+
+def _within(values: array[int], bound: int, what: str) -> None:
+    """Check numbers that point into a list of ``bound`` items (at open, so that
+    building a deferred part later cannot fail)."""
+    if values and (min(values) < 0 or max(values) >= bound):
+        raise DamagedState(f"{what} out of range")
+
+
 def _restore(store: NetworkXStore, body: bytes) -> None:
     cut = body.index(b"\n")
     head = json.loads(body[:cut])
@@ -301,30 +396,60 @@ def _restore(store: NetworkXStore, body: bytes) -> None:
         keys = list(map(inner.__getitem__, members))
         return _dicts(sizes, keys, list(map(facts.__getitem__, members)))
 
-    def index(name: str, keys: Iterable[Any], inner: Sequence[Any]) -> dict[Any, dict[Any, Fact]]:
-        return _keyed(keys, groups(name, inner), len(a[f"{name}.sizes"]))
+    def deferred(name: str) -> tuple[list[int], array[int]]:
+        """A group index left to build: where each group starts among its members."""
+        sizes, members = a[f"{name}.sizes"], a[f"{name}.members"]
+        if sizes and min(sizes) < 1:
+            raise DamagedState(f"an empty group in {name}")
+        _within(members, n, f"members of {name}")
+        return _starts(sizes, len(members)), members
 
-    current = index("current", _pairs(a, "current.s", name_of, "current.p", predicate_of), objects)
-    by_predicate = index("by_predicate", map(predicate_of, a["by_predicate.p"]), seq)
-    pointing = index("pointing", _pairs(a, "pointing.o", name_of, "pointing.p", predicate_of), seq)
+    def numbered(name: str, keys: Iterable[Any], size: int) -> dict[Any, int]:
+        """An index whose values are group numbers (see :class:`Deferred`)."""
+        return _keyed(keys, range(size), size)
 
-    # The graph: each edge dict once, named by the subjects' and the objects' adjacency.
+    later = {name: deferred(name) for name in ("current", "pointing", "edge")}
+    current = numbered(
+        "current",
+        _pairs(a, "current.s", name_of, "current.p", predicate_of),
+        len(a["current.sizes"]),
+    )
+    by_predicate = _keyed(
+        map(predicate_of, a["by_predicate.p"]),
+        groups("by_predicate", seq),
+        len(a["by_predicate.sizes"]),
+    )
+    pointing = numbered(
+        "pointing",
+        _pairs(a, "pointing.o", name_of, "pointing.p", predicate_of),
+        len(a["pointing.sizes"]),
+    )
+
+    # The graph: each entity's adjacency a group of edges, each edge dict once.
     succ_sizes, pred_sizes = a["succ.sizes"], a["pred.sizes"]
     if len(succ_sizes) != len(names) or len(pred_sizes) != len(names):
         raise DamagedState("adjacency of another number of entities")
-    edges = groups("edge", seq)
-    edge_objects = list(map(name_of, a["edge.o"]))
-    # Before each name is repeated as many times as its size says: sizes must add up
-    # to the edges there are (bounded by the body's length), or one damaged size (up
-    # to 2**31 - 1) would make a list of gigabytes before any other check ran.
-    _starts(succ_sizes, len(edges), empty=True)
-    edge_subjects = list(chain.from_iterable(map(repeat, names, succ_sizes)))
-    if not len(edges) == len(edge_objects) == len(edge_subjects):
+    edges = len(a["edge.sizes"])
+    edge_objects, pred_subjects, pred_edges = a["edge.o"], a["pred.s"], a["pred.edges"]
+    if len(edge_objects) != edges or len(pred_subjects) != len(pred_edges):
         raise DamagedState("edges of another number")
-    succ = _keyed(names, _dicts(succ_sizes, edge_objects, edges), len(names))
-    pred_subjects = list(map(name_of, a["pred.s"]))
-    pred_edges = list(map(edges.__getitem__, a["pred.edges"]))
-    pred = _keyed(names, _dicts(pred_sizes, pred_subjects, pred_edges), len(names))
+    _within(edge_objects, len(names), "edge objects")
+    _within(pred_subjects, len(names), "edge subjects")
+    _within(pred_edges, edges, "edges")
+    # (Sizes are checked to add up before any is used: one damaged size, up to
+    # 2**31 - 1, must not make anything that large.)
+    succ_starts = _starts(succ_sizes, edges, empty=True)
+    pred_starts = _starts(pred_sizes, len(pred_edges), empty=True)
+    numbers = range(len(names))
+    store._deferred = Deferred(
+        facts,
+        objects,
+        seq,
+        names,
+        later,
+        (succ_starts, edge_objects),
+        (pred_starts, pred_subjects, pred_edges),
+    )
 
     def closed(name: str, keys: Iterable[Any]) -> dict[Any, array[int]]:
         sizes, seqs = a[f"{name}.sizes"], a[f"{name}.seqs"]
@@ -338,8 +463,9 @@ def _restore(store: NetworkXStore, body: bytes) -> None:
 
     graph = store.graph
     graph._node.update(zip(names, map(dict, repeat((), len(names))), strict=True))
-    graph._succ.update(succ)
-    graph._pred.update(pred)
+    # Entity numbers where adjacency dicts will be (see Deferred).
+    graph._succ.update(_keyed(names, numbers, len(names)))
+    graph._pred.update(zip(names, numbers, strict=True))
     store.current, store.current_by_predicate, store.current_pointing = (
         current,
         by_predicate,
