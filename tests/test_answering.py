@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ctxneo.answering import DEFAULT_MIN_CONFIDENCE
 from ctxneo.answering.question import read_question
+from ctxneo.answering.readings import said
 from ctxneo.memory import Memory
 from ctxneo.model import UNKNOWN, Answer, NewFact, render_values
 from ctxneo.stores.networkx import NetworkXStore
@@ -117,6 +118,25 @@ def test_a_stale_confirmation_is_answered_no_with_the_value_now(memory: Memory) 
     assert stale.form == "yes/no"
     now = best(memory, "the Q3 audit is with Lena Haas now, right?")
     assert now.answer == "yes" and now.form == "yes/no"
+
+
+def test_a_stated_value_no_entity_names_is_confirmed_or_corrected(memory: Memory) -> None:
+    # "$400" and "the 2nd" name no entity: the verdict compares what the question states
+    # with what holds now.
+    memory.remember("Booking_7", "HAS_DEPOSIT", "$400", turn_id=2)
+    memory.remember("Booking_7", "HAS_DEPOSIT", "$450", turn_id=9)
+    memory.remember("Release_2_4", "SHIPS_ON", "2025-05-06", turn_id=5)
+    stale = best(memory, "the deposit on booking 7 is still 380 dollars, right?")
+    assert stale.answer.startswith("no: $450 since turn 9") and stale.form == "yes/no"
+    assert best(memory, "is the deposit on booking 7 $450 now?").answer == "yes"
+    moved = best(memory, "is release 2.4 still shipping on the 2nd?")
+    assert moved.answer.startswith("no: 2025-05-06")
+
+
+def test_a_value_is_said_only_when_every_word_of_it_is() -> None:
+    stems = frozenset(t.stem for t in read_question("is it $1,812 now or 1,786?").words)
+    assert said("$1,812", stems) and said("1,786", stems)
+    assert not said("$1,800", stems) and not said("the", stems)
 
 
 def test_history_answers_from_the_slot_it_names(memory: Memory) -> None:

@@ -107,6 +107,8 @@ FEATURES: tuple[str, ...] = (
     "claim_past",
     "claim_absent",
     "speaker_claimed",
+    "stated_verdict",
+    "stated_yes",
     # against the rivals, and against the memory
     "rel_room",
     "newest",
@@ -269,6 +271,9 @@ class Featurizer:
             f[INDEX["claim_past"]] = float(claimed in slot_ends and claimed not in now)
             f[INDEX["claim_absent"]] = float(claimed not in slot_ends)
         f[INDEX["speaker_claimed"]] = float(c.form == "speaker" and c.variant == "claimed")
+        if c.stated:
+            f[INDEX["stated_verdict"]] = 1.0
+            f[INDEX["stated_yes"]] = float(c.variant == "yes")
         return f
 
     def _passed(self, s: Shape) -> set[str]:

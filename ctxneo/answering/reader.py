@@ -45,6 +45,9 @@ DEFAULT_MIN_CONFIDENCE = 0.5
 CANDIDATES = 40  # entities the index proposes per question
 #: Entities that may stand for a value the question names (yes/no, "before X").
 CLAIM_P = 0.1
+#: Verdicts on values the question states without naming an entity are offered only
+#: when the form model reads it as a yes/no question at least this surely.
+STATED_P = 0.5
 #: A form of answer is offered only when the form model gives it at least this chance.
 FORM_GATE = 0.05
 #: With several readings asked for, the context also holds this many facts of each of
@@ -153,7 +156,14 @@ class Reader:
         shapes = walker.walk()
         claims = [a for a in walker.anchors if a.p >= CLAIM_P]
         multi = vocabulary.multi
-        found = readings(walker, shapes, claims, asked)
+        # A verdict on a value no entity names is offered only to a question that reads as
+        # yes/no: any other question may state values without asking about them.
+        stated = (
+            frozenset(t.stem for t in q.words if not t.stop)
+            if forms.get("yesno", 0.0) >= STATED_P
+            else frozenset()
+        )
+        found = readings(walker, shapes, claims, asked, stated)
         found += nones(walker)
         found += intersections(shapes)
         type_words = tuple((q.words[p].word, q.words[p].stem) for p in sorted(q.type_positions))

@@ -39,6 +39,7 @@ from ctxneo.answering.match import Matcher
 from ctxneo.model import Fact, render_values
 from ctxneo.stores.base import Store, Vocabulary
 from ctxneo.stores.neighbourhood import Plan, View
+from ctxneo.text import tokens
 
 #: Anchors walked from, at most, and the least link probability walked from.
 MAX_ANCHORS = 5
@@ -136,6 +137,7 @@ class Candidate:
     partner: Shape | None = None
     slot: tuple[Fact, ...] = ()  # the slot read (earlier, yes/no, none), oldest first
     from_value: bool = False  # read from the side of the value the question names
+    stated: bool = False  # a verdict on a value the question states in words, not a name
     features: list[float] = field(default_factory=list)
     score: float = 0.0
 
@@ -437,10 +439,16 @@ def _by_entity(facts: Iterable[Fact]) -> dict[str, list[Fact]]:
 
 
 def readings(
-    walker: Walker, shapes: Sequence[Shape], claims: Sequence[Anchor], forms: frozenset[str]
+    walker: Walker,
+    shapes: Sequence[Shape],
+    claims: Sequence[Anchor],
+    forms: frozenset[str],
+    stated: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
     """Every form of every shape (see the module docstring): values always, and the
-    ``forms`` among count, speaker, earlier and yesno (the question may ask for)."""
+    ``forms`` among count, speaker, earlier and yesno (the question may ask for).
+    ``stated`` holds the stems of the question's words, for verdicts on values it states
+    without naming an entity ("is the payment $1,786 now?")."""
     out: list[Candidate] = []
     last_slots: dict[int, list[Slot]] = {}
     slots = bool(forms & {"earlier", "yesno", "speaker"})
@@ -472,6 +480,10 @@ def readings(
             slot = walker.slot(node, hop)
             if slot:
                 out += _slot_readings(walker, s, hop, slot, values, claims, forms)
+                if "yesno" in forms and stated:
+                    verdict = _stated_verdict(walker, s, hop, slot, claims, stated)
+                    if verdict is not None:
+                        out.append(verdict)
     if slots:
         out += _value_side(walker, claims, forms)
     return out
@@ -603,6 +615,56 @@ def _verdict(
         claim=claim,
         slot=tuple(slot),
         from_value=from_value,
+    )
+
+
+def said(value: str, stems: frozenset[str]) -> bool:
+    """Whether a question states a value: every content word of it is among the
+    question's stems ("$1,812" in "is it $1,812 now?", not in "is it 1,786?")."""
+    words = [t.stem for t in tokens(value) if not t.stop]
+    return bool(words) and all(w in stems for w in words)
+
+
+def _stated_verdict(
+    walker: Walker,
+    s: Shape,
+    hop: Hop,
+    slot: list[Fact],
+    claims: Sequence[Anchor],
+    stems: frozenset[str],
+) -> Candidate | None:
+    """A yes/no question that states a value rather than naming an entity (an amount, a
+    date, a word no entity is named by): yes when a current value of the slot is stated,
+    otherwise no, with what holds now. (A value the question names as an entity is a
+    claim, judged by :func:`_verdict`.)"""
+    if any(hop.end(f) == c.entity for f in slot for c in claims):
+        return None
+    now = sorted((f for f in slot if walker.current(f)), key=lambda f: f.seq)
+    if not now:
+        return None
+    stated = [f for f in now if said(hop.end(f), stems)]
+    if stated:
+        return Candidate(
+            "yesno",
+            "yes",
+            s,
+            (hop.end(stated[-1]),),
+            (stated[-1],),
+            "yes",
+            slot=tuple(slot),
+            stated=True,
+        )
+    shown = tuple(dict.fromkeys(hop.end(f) for f in now))
+    since = f" since turn {now[-1].turn_id}" if now[-1].turn_id is not None else ""
+    return Candidate(
+        "yesno",
+        "no",
+        s,
+        shown,
+        tuple(now),
+        f"no: {render_values(shown)}{since}",
+        slot=tuple(slot),
+        stated=True,
     )
 
 
