@@ -13,7 +13,8 @@
 //    relations that reach them, as the walk ranks its shapes), each with its facts of the
 //    $best relations, newest $hub_limit (history included when $later_history), but
 //    not a hub's (more than $hub_degree facts: filtering by type would read them all);
-//  - described (appended by the store, one part per relation): see facts_of_few_subjects.
+// (The described relations are read by facts_of_few_subjects.cypher: a relationship
+// type written in here made this text, and its plan, one per combination of them.)
 // Every read is pinned to one sequence number, `at` ($at when given, else the
 // namespace's as the statement starts), so one question sees one state of the memory.
 // A fact appears once in `facts`; the groups name the facts of each read by seq.

@@ -1,9 +1,9 @@
 // The end of neighbourhood.cypher: every fact read, once, and each read as the
-// sequence numbers of its facts (`DESCRIBED` is the list of the described parts).
-WITH at, first, second, third, DESCRIBED AS described
-CALL (first, second, third, described, at) {
+// sequence numbers of its facts.
+WITH at, first, second, third
+CALL (first, second, third, at) {
   UNWIND [g IN first | g.rs] + [g IN second | g.rs] + [g IN second | g.hub]
-    + [g IN third | g.rs] + described AS rs
+    + [g IN third | g.rs] AS rs
   UNWIND rs AS r
   WITH DISTINCT r
   RETURN collect({
@@ -16,5 +16,4 @@ CALL (first, second, third, described, at) {
 RETURN at, facts,
   [g IN first | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS first,
   [g IN second | {key: g.key, seqs: [r IN g.rs | r.seq], hub: [r IN g.hub | r.seq], read: g.read}] AS second,
-  [g IN third | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS third,
-  [rs IN described | [r IN rs | r.seq]] AS described
+  [g IN third | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS third

@@ -74,7 +74,8 @@ def test_bench_scale_on_neo4j(neo4j_server: Any) -> None:
     assert result.exit_code == 0, result.output
     (row,) = json.loads(result.stdout)["rows"]
     assert row["direct_correct"] == 1.0 and row["two_hop_correct"] == 1.0
-    # What the words meet, then the neighbourhood read ahead (a read it did not cover
-    # would add one): 5.6-6 before the read ahead.
-    assert 1 <= row["round_trips_per_answer"] <= 2.5
+    # What the words meet, the neighbourhood read ahead, and the described relations
+    # (read on their own, so that the neighbourhood's text is one for every question): a
+    # read the neighbourhood did not cover would add one. 5.6-6 before the read ahead.
+    assert 1 <= row["round_trips_per_answer"] <= 3.5
     assert row["floor_p50_ms"] > 0

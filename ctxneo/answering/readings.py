@@ -227,9 +227,6 @@ class Walker:
             best=tuple(self._best_predicates()),
             relevance={p: round(r, 6) for r, p in ranked},
             ends=ENDS_AHEAD,
-            described=tuple(self._described_wanted()),
-            max_subjects=DESCRIBED_SUBJECTS,
-            described_limit=DESCRIBED_FACTS,
         )
 
     def walk(self) -> list[Shape]:

@@ -7,7 +7,9 @@ knows before its first read what it will ask for, in outline: from which anchors
 with which relations read through hubs, whether histories are wanted. It names
 that outline as a :class:`Plan`; the store reads everything the plan covers in one
 statement and returns each read it made (:class:`Neighbourhood`); a :class:`View`
-then serves the walk's reads from them.
+then serves the walk's reads from them. (The described relations, whose subjects
+the question describes rather than names, are read on their own: their types written
+into this statement made its text, and so the server's plan, one per combination.)
 
 A read is served only when what was fetched decides it exactly (see
 :meth:`EntityRead.serve`); any other read goes to the store, pinned to the same
@@ -42,9 +44,6 @@ class Plan:
     #: ahead: filtering a hub's facts by type reads them all; the walk's own read of them
     #: is narrowed to the types (cypher.with_types) and costs only those.
     hub_degree: int = 10_000
-    described: tuple[str, ...] = ()  # relations whose few subjects are read
-    max_subjects: int = 0
-    described_limit: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +90,6 @@ class Neighbourhood:
     at: int
     as_of: int | None
     reads: dict[str, list[EntityRead]] = field(default_factory=dict)
-    #: Per (relations, max_subjects, limit): what facts_of_few_subjects returns.
-    described: dict[tuple[tuple[str, ...], int, int], dict[str, list[Fact]]] = field(
-        default_factory=dict
-    )
 
     def add(self, entity: str, read: EntityRead) -> None:
         self.reads.setdefault(entity, []).append(read)
@@ -203,10 +198,7 @@ class View:
         as_of: int | None = None,
         limit: int = 500,
     ) -> dict[str, list[Fact]]:
-        key = (tuple(dict.fromkeys(predicates)), max_subjects, limit)
-        if as_of == self.found.as_of and key in self.found.described:
-            self.served += 1
-            return {p: list(fs) for p, fs in self.found.described[key].items()}
+        # (not read ahead: see Neo4jStore.neighbourhood)
         self.missed += 1
         return self.store.facts_of_few_subjects(
             predicates, max_subjects=max_subjects, as_of=as_of, limit=limit, at=self.found.at

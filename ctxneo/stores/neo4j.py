@@ -1035,8 +1035,10 @@ class Neo4jStore(Store):
         if wanted:
             # The relationship type is written into the text (a validated identifier):
             # a dynamic type $(...) cannot use the type scan, and reads every fact.
+            # (in one order whatever the question's, so that a server plans each set of
+            # relations once)
             statement = "\nUNION ALL\n".join(
-                cypher.with_type("facts_of_few_subjects", p) for p in wanted
+                cypher.with_type("facts_of_few_subjects", p) for p in sorted(wanted)
             )
             for r in self._read_text(
                 "facts_of_few_subjects",
@@ -1050,21 +1052,15 @@ class Neo4jStore(Store):
         return out
 
     def neighbourhood(self, plan: Plan) -> Neighbourhood:
-        """The reads of ``plan`` in one round trip (``cypher/neighbourhood.cypher``)."""
-        described = [check_predicate(p) for p in plan.described]
-        parts = [
-            cypher.with_type("neighbourhood_described", p).replace("d_N", f"d{i}")
-            for i, p in enumerate(described)
-        ]
-        statement = "\n".join(
-            [
-                cypher.load("neighbourhood"),
-                *parts,
-                cypher.load("neighbourhood_return").replace(
-                    "DESCRIBED", "[" + ", ".join(f"d{i}" for i in range(len(parts))) + "]"
-                ),
-            ]
-        )
+        """The reads of ``plan`` in one round trip (``cypher/neighbourhood.cypher``).
+
+        The described relations are not read here: a relationship type written into
+        the statement made its text, and so its plan, one per combination of them, and
+        planning this statement costs 0.3-0.8 s (a server plans each new text). Its text
+        is now the same for every question; the walk reads the described relations
+        with ``facts_of_few_subjects`` (a small statement per combination, pinned to
+        the same state through the view)."""
+        statement = cypher.load("neighbourhood") + "\n" + cypher.load("neighbourhood_return")
         (row,) = self._read_text(
             "neighbourhood",
             statement,
@@ -1079,8 +1075,6 @@ class Neo4jStore(Store):
             relevance=dict(plan.relevance),
             ends=plan.ends,
             hub_degree=plan.hub_degree,
-            max_subjects=plan.max_subjects,
-            described_limit=plan.described_limit,
         )
         facts = {f.seq: f for f in map(_fact, row["facts"])}
 
@@ -1103,11 +1097,6 @@ class Neo4jStore(Store):
                 found.add(g["key"], read(g["hub"], False, plan.hub_limit, plan.best))
         for g in row["third"]:
             found.add(g["key"], read(g["seqs"], plan.later_history, plan.hub_limit, plan.best))
-        if described:
-            found.described[(tuple(described), plan.max_subjects, plan.described_limit)] = {
-                p: sorted((facts[s] for s in seqs), key=lambda f: -f.seq)
-                for p, seqs in zip(described, row["described"], strict=True)
-            }
         return found
 
     def current_of(self, subject: str, predicate: str | None = None) -> list[Fact]:
