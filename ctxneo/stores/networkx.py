@@ -69,6 +69,7 @@ from ctxneo.model import (
     MAX_SEQ,
     Fact,
     NewFact,
+    check_facts,
     check_int,
     check_name,
     check_predicate,
@@ -863,7 +864,7 @@ class NetworkXStore(Store):
     def write(self, facts: Sequence[NewFact]) -> Written:
         if not isinstance(facts, Sequence) or isinstance(facts, (str, bytes)):
             raise InvalidFactError(f"remember_many takes a list of facts, got {type(facts)}")
-        checked = _checked(facts)
+        checked = check_facts(facts)
 
         def plan() -> tuple[list[Op], Written]:
             ops: list[Op] = []
@@ -1298,45 +1299,6 @@ class NetworkXStore(Store):
             self._closed = True
             if self._journal is not None:
                 self._journal.close()
-
-
-def _checked(facts: Sequence[Any]) -> list[NewFact]:
-    """``facts``, each checked (:meth:`NewFact.checked`) unless every field of it is one
-    already checked in this batch: a batch names the same entities, predicates and
-    speakers again and again, and checking each field anew was a fifth of a batched
-    ingest. Only ``str`` itself is taken as known (a subclass may hash and compare as
-    it likes)."""
-    names: set[str] = set()  # subjects, objects and speakers (one rule: check_name)
-    predicates: set[str] = set()  # in stored form
-    out: list[NewFact] = []
-    for f in facts:
-        if f.__class__ is not NewFact and not isinstance(f, NewFact):
-            raise InvalidFactError(f"not a fact: {f!r}"[:200])
-        s, p, o, speaker = f.subject, f.predicate, f.object, f.speaker
-        if (
-            s.__class__ is str
-            and o.__class__ is str
-            and p.__class__ is str
-            and s in names
-            and o in names
-            and p in predicates
-            and (speaker is None or (speaker.__class__ is str and speaker in names))
-            and f.turn_id is None
-            and f.fact_id is None
-            and f.text is None
-            and f.multi.__class__ is bool
-        ):
-            out.append(f)
-            continue
-        f = f.checked()
-        out.append(f)
-        if s.__class__ is str and o.__class__ is str:
-            names.add(s)
-            names.add(o)
-        if speaker.__class__ is str:
-            names.add(speaker)
-        predicates.add(f.predicate)
-    return out
 
 
 def _check_counter(ops: Sequence[Op | Fact]) -> None:
