@@ -1,7 +1,9 @@
 """A batched write's shortcuts: the same facts, checks and state as fact by fact.
 
-``check_facts`` checks each distinct name and predicate of a batch once. It may
-not show: the same errors for the same bad facts, and a refused batch leaves
+``check_facts`` checks each distinct name and predicate of a batch once;
+``make_fact`` builds a :class:`Fact` without the frozen dataclass's ``__init__``;
+the store inserts a batch's facts in one loop. None of it may show: the same
+errors for the same bad facts, the same objects, and a refused batch leaves
 nothing behind.
 """
 
@@ -16,7 +18,8 @@ import pytest
 
 from ctxneo.errors import InvalidFactError
 from ctxneo.memory import Memory
-from ctxneo.model import NewFact, check_facts
+from ctxneo.model import Fact, NewFact, check_facts, make_fact
+from ctxneo.stores.networkx import NetworkXStore
 
 
 class _Name(str):
@@ -101,6 +104,24 @@ def test_not_a_fact_is_refused() -> None:
         check_facts([GOOD, ("A", "OWNED_BY", "B")])
 
 
+def test_make_fact_is_fact() -> None:
+    values: list[tuple[Any, ...]] = [
+        ("A", "P", "B", 1, 1),
+        ("A", "P", "B", 7, 3, 9, "Agent", -4, "f-1", "said so"),
+        ("A", "P", "A", 2**63 - 1, 2**63 - 1, None, None, None, None, None),
+    ]
+    for v in values:
+        made, built = make_fact(*v), Fact(*v)
+        assert made == built and hash(made) == hash(built) and repr(made) == repr(built)
+        assert type(made) is Fact
+        assert [getattr(made, f.name) for f in fields(Fact)] == [
+            getattr(built, f.name) for f in fields(Fact)
+        ]
+        with pytest.raises(AttributeError):
+            made.seq = 5  # type: ignore[misc]  # (still frozen)
+        assert made.closed_at(v[3] + 1) == built.closed_at(v[3] + 1)
+
+
 @pytest.mark.parametrize("journaled", [False, True])
 def test_a_batch_with_a_bad_fact_is_refused_whole_and_loses_nothing(
     journaled: bool, tmp_path: Path
@@ -130,3 +151,40 @@ def test_a_batch_with_a_bad_fact_is_refused_whole_and_loses_nothing(
     if path:  # and the journal reads back as the memory was
         with Memory.open(path) as again:
             assert list(again.store.all_facts()) == before[0]
+
+
+def test_a_batch_leaves_the_state_fact_by_fact_writes_leave(tmp_path: Path) -> None:
+    """One batch and the same facts one at a time (and a replay of the batch's journal):
+    the same facts, counters, indexes and graph, in the same order."""
+    facts = [
+        NewFact(f"Svc_{i % 40}", p, f"{'Team' if p == 'OWNED_BY' else 'Svc'}_{(i * 7) % 13}")
+        for i in range(300)
+        for p in ("OWNED_BY", "DEPENDS_ON")
+    ] + [NewFact("Svc_1", "HAS_NOTE", "Note_1", "Agent", 4, "f", text="svc one's note")]
+
+    def state(store: NetworkXStore) -> Any:
+        store._build_deferred()
+        return (
+            list(store.all_facts()),
+            store.stats(),
+            store.facts_current,
+            list(store.postings.items()),
+            list(store.said.items()),
+            [(k, list(v.items())) for k, v in store.current.items()],  # type: ignore[union-attr]
+            [(k, list(v.items())) for k, v in store.current_pointing.items()],  # type: ignore[union-attr]
+            [(k, list(v.items())) for k, v in store.graph._succ.items()],
+            [(k, list(v.items())) for k, v in store.graph._pred.items()],
+            list(store._valid_to),
+        )
+
+    batched = NetworkXStore(tmp_path / "b.jsonl")
+    batched.declare_multi_valued(["DEPENDS_ON"])
+    batched.write(facts)
+    one_by_one = NetworkXStore()
+    one_by_one.declare_multi_valued(["DEPENDS_ON"])
+    for f in facts:
+        one_by_one.remember(f)
+    assert state(batched) == state(one_by_one)
+    batched.close()
+    (tmp_path / "b.jsonl.snapshot").unlink(missing_ok=True)  # (replayed, not loaded)
+    assert state(NetworkXStore(tmp_path / "b.jsonl")) == state(one_by_one)

@@ -174,7 +174,8 @@ def test_a_fact_is_written_as_the_json_encoder_writes_its_record(seed: int) -> N
             rng.choice(["OWNED_BY", "RUNS_ON"]),
             _Name(text()) if rng.random() < 0.2 else text(),
             seq,
-            seq,
+            # (The same int object as seq, as a write makes it, or another.)
+            rng.choice([seq, _Number(seq), seq + 2**40]),
             rng.choice([None, seq + 1, MAX_INT]),
             rng.choice([None, text()]),
             rng.choice([None, 0, -3, MIN_INT, MAX_INT, _Number(7)]),
