@@ -188,3 +188,17 @@ def test_a_batch_leaves_the_state_fact_by_fact_writes_leave(tmp_path: Path) -> N
     batched.close()
     (tmp_path / "b.jsonl.snapshot").unlink(missing_ok=True)  # (replayed, not loaded)
     assert state(NetworkXStore(tmp_path / "b.jsonl")) == state(one_by_one)
+
+
+def test_a_batch_of_a_few_thousand_facts_goes_to_the_collector_s_oldest_generation() -> None:
+    """What a batch makes lives as long as the memory: it is moved to the oldest
+    generation as the write ends, not walked by the next young collections."""
+    import gc
+
+    store = NetworkXStore()
+    gc.collect()
+    if gc.get_freeze_count():  # (then nothing is moved: the process's own frozen objects stay)
+        pytest.skip("this process has frozen objects")
+    written = store.write([NewFact(f"Svc_{i}", "OWNED_BY", f"Team_{i % 7}") for i in range(3000)])
+    newest = written.facts[-1]
+    assert any(o is newest for o in gc.get_objects(generation=2))

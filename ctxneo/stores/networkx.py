@@ -133,8 +133,11 @@ Op = Any
 
 #: Objects made under :func:`_collector_paused` past which they are moved to the
 #: collector's oldest generation when it ends, rather than walked by its next
-#: young collections (a bulk build; a read or a small write makes far fewer).
-PROMOTE_OBJECTS = 50_000
+#: young collections: a bulk build, or a batch of a few thousand facts (about four
+#: objects a fact; at 50,000 a batch of 10,000 facts was often short of it, and the
+#: young collection walking its objects after it was a tenth of a batched ingest).
+#: A read or a small write makes far fewer.
+PROMOTE_OBJECTS = 10_000
 
 
 @contextmanager
