@@ -93,6 +93,7 @@ from ctxneo.stores.base import (
 )
 from ctxneo.stores.journal import (
     Journal,
+    encode_close,
     encode_fact,
     encode_record,
     encode_texts,
@@ -549,9 +550,8 @@ class NetworkXStore(Store):
             return encode_fact(op)  # type: ignore[arg-type]
         kind = op[0]
         if kind == "close":
-            f = op[1]
-            record = {"op": "close", "s": f.subject, "p": f.predicate, "seq": f.seq, "at": op[2]}
-        elif kind == "tick":
+            return encode_close(op[1], op[2])
+        if kind == "tick":
             record = {"op": "tick", "at": op[1]}
         elif kind == "multi":
             record = {"op": "multi", "predicate": op[1]}
