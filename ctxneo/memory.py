@@ -184,7 +184,8 @@ class Memory:
         current before it that it closed, as the write itself saw them."""
         if isinstance(facts, (str, bytes, Mapping)) or not isinstance(facts, Iterable):
             raise InvalidFactError(f"remember_many takes an iterable of facts, got {facts!r}"[:200])
-        return self.store.write([_as_new_fact(f) for f in facts])
+        # (A NewFact, what a batch mostly holds, is taken as it is without a call.)
+        return self.store.write([f if f.__class__ is NewFact else _as_new_fact(f) for f in facts])
 
     def retract(self, subject: str, predicate: str, object: str | None = None) -> list[Fact]:
         """Close the current value(s) of (subject, predicate), or just ``object``; return them."""

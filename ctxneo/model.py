@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 
 from ctxneo.errors import InvalidFactError
@@ -159,7 +160,7 @@ class Fact:
         """This fact as it stands once closed at sequence number ``at``."""
         # Built directly: dataclasses.replace costs twice as much, and a journal's
         # replay closes most of its facts.
-        return Fact(
+        return make_fact(
             self.subject,
             self.predicate,
             self.object,
@@ -205,6 +206,65 @@ class Fact:
         )
 
 
+# The slots of Fact, each set by its own descriptor: a frozen dataclass's __init__ looks
+# up and calls object.__setattr__ per field, half of what making a Fact costs.
+_FACT_FIELDS = (
+    "subject",
+    "predicate",
+    "object",
+    "seq",
+    "valid_from",
+    "valid_to",
+    "speaker",
+    "turn_id",
+    "fact_id",
+    "text",
+)
+assert tuple(f.name for f in fields(Fact)) == _FACT_FIELDS, "make_fact must set every field"
+(
+    _set_subject,
+    _set_predicate,
+    _set_object,
+    _set_seq,
+    _set_valid_from,
+    _set_valid_to,
+    _set_speaker,
+    _set_turn_id,
+    _set_fact_id,
+    _set_text,
+) = (getattr(Fact, name).__set__ for name in _FACT_FIELDS)
+_new_object = object.__new__
+
+
+def make_fact(
+    subject: str,
+    predicate: str,
+    object: str,
+    seq: int,
+    valid_from: int,
+    valid_to: int | None = None,
+    speaker: str | None = None,
+    turn_id: int | None = None,
+    fact_id: str | None = None,
+    text: str | None = None,
+) -> Fact:
+    """``Fact(...)`` with the same arguments, made in half the time: for the loops that
+    make one per fact written or replayed (the frozen dataclass's own ``__init__`` was a
+    tenth of a batched ingest). The same object in every respect (tested)."""
+    fact: Fact = _new_object(Fact)
+    _set_subject(fact, subject)
+    _set_predicate(fact, predicate)
+    _set_object(fact, object)
+    _set_seq(fact, seq)
+    _set_valid_from(fact, valid_from)
+    _set_valid_to(fact, valid_to)
+    _set_speaker(fact, speaker)
+    _set_turn_id(fact, turn_id)
+    _set_fact_id(fact, fact_id)
+    _set_text(fact, text)
+    return fact
+
+
 @dataclass(frozen=True, slots=True)
 class NewFact:
     """A fact to be written: what :meth:`Memory.remember_many` takes."""
@@ -242,6 +302,58 @@ class NewFact:
         if self.text is not None:
             check_text(self.text, "text", MAX_TEXT_BYTES)
         return self if predicate == self.predicate else replace(self, predicate=predicate)
+
+
+def check_facts(facts: Iterable[object]) -> list[NewFact]:
+    """``[f.checked() for f in facts]``, each distinct name and predicate checked once.
+
+    A batch names the same entities, predicates and speakers again and again, and
+    checking every field of every fact anew was a fifth of a batched ingest; so is
+    checking whole facts once (most facts of a batch pair a name seen with one not
+    seen yet). The checks run in the order :meth:`NewFact.checked` runs them, so a
+    bad fact is refused with the message it gives; only an exact ``str`` is taken
+    as known (a subclass may hash and compare as it likes).
+
+    Raises:
+        InvalidFactError: an item is not a :class:`NewFact`, or a fact is invalid
+            (the first in order; see :meth:`NewFact.checked`).
+    """
+    names: set[str] = set()  # subjects, objects and speakers (one rule: check_name)
+    predicates: dict[str, str] = {}  # as given -> stored form
+    out: list[NewFact] = []
+    append = out.append
+    for f in facts:
+        if f.__class__ is not NewFact and not isinstance(f, NewFact):
+            raise InvalidFactError(f"not a fact: {f!r}"[:200])
+        s, p, o, speaker = f.subject, f.predicate, f.object, f.speaker
+        if s.__class__ is not str or s not in names:
+            check_name(s, "subject")
+            if s.__class__ is str:
+                names.add(s)
+        if o.__class__ is not str or o not in names:
+            check_name(o, "object")
+            if o.__class__ is str:
+                names.add(o)
+        stored = predicates.get(p) if p.__class__ is str else None
+        if stored is None:
+            stored = check_predicate(p)
+            if p.__class__ is str:
+                predicates[p] = stored
+        if speaker is not None and (speaker.__class__ is not str or speaker not in names):
+            check_name(speaker, "speaker")
+            if speaker.__class__ is str:
+                names.add(speaker)
+        # The rest is rarely given, and each is its own: checked whenever given.
+        if f.turn_id is not None:
+            check_int(f.turn_id, "turn_id")
+        if f.fact_id is not None:
+            check_text(f.fact_id, "fact_id")
+        if f.multi.__class__ is not bool:
+            raise InvalidFactError(f"multi must be True or False, got {_shown(f.multi)}")
+        if f.text is not None:
+            check_text(f.text, "text", MAX_TEXT_BYTES)
+        append(f if stored == p else replace(f, predicate=stored))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

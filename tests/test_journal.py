@@ -14,6 +14,7 @@ from ctxneo.memory import Memory
 from ctxneo.model import MAX_INT, MIN_INT, Fact, NewFact
 from ctxneo.stores.journal import (
     TornJournalWarning,
+    encode_close,
     encode_fact,
     encode_line,
     encode_record,
@@ -174,7 +175,8 @@ def test_a_fact_is_written_as_the_json_encoder_writes_its_record(seed: int) -> N
             rng.choice(["OWNED_BY", "RUNS_ON"]),
             _Name(text()) if rng.random() < 0.2 else text(),
             seq,
-            seq,
+            # (The same int object as seq, as a write makes it, or another.)
+            rng.choice([seq, _Number(seq), seq + 2**40]),
             rng.choice([None, seq + 1, MAX_INT]),
             rng.choice([None, text()]),
             rng.choice([None, 0, -3, MIN_INT, MAX_INT, _Number(7)]),
@@ -185,6 +187,9 @@ def test_a_fact_is_written_as_the_json_encoder_writes_its_record(seed: int) -> N
     ]
     for f in facts:
         assert encode_fact(f) == encode_record(fact_record(f))
+        for at in (f.seq + 1, MAX_INT, _Number(f.seq + 2)):
+            close = {"op": "close", "s": f.subject, "p": f.predicate, "seq": f.seq, "at": at}
+            assert encode_close(f, at) == encode_record(close)
     records = [fact_record(f) for f in facts] + [{"op": "tick", "at": 99}]
     texts = [encode_fact(f) for f in facts] + [encode_record({"op": "tick", "at": 99})]
     assert encode_texts(texts) == encode_line(records)

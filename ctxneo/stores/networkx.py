@@ -69,9 +69,11 @@ from ctxneo.model import (
     MAX_SEQ,
     Fact,
     NewFact,
+    check_facts,
     check_int,
     check_name,
     check_predicate,
+    make_fact,
 )
 from ctxneo.stores import snapshot, snapshot_state
 from ctxneo.stores.base import (
@@ -91,6 +93,7 @@ from ctxneo.stores.base import (
 )
 from ctxneo.stores.journal import (
     Journal,
+    encode_close,
     encode_fact,
     encode_record,
     encode_texts,
@@ -131,8 +134,11 @@ Op = Any
 
 #: Objects made under :func:`_collector_paused` past which they are moved to the
 #: collector's oldest generation when it ends, rather than walked by its next
-#: young collections (a bulk build; a read or a small write makes far fewer).
-PROMOTE_OBJECTS = 50_000
+#: young collections: a bulk build, or a batch of a few thousand facts (about four
+#: objects a fact; at 50,000 a batch of 10,000 facts was often short of it, and the
+#: young collection walking its objects after it was a tenth of a batched ingest).
+#: A read or a small write makes far fewer.
+PROMOTE_OBJECTS = 10_000
 
 
 @contextmanager
@@ -509,7 +515,7 @@ class NetworkXStore(Store):
                         f"a second current value of single-valued ({s!r}, {p}): {o!r} (#{seq}) "
                         f"beside {other.object!r} (#{other.seq})"
                     )
-            return Fact(
+            return make_fact(
                 s, p, o, seq, seq, valid_to, fact.speaker, fact.turn_id, fact.fact_id, fact.text
             )
         if op == "close":
@@ -544,9 +550,8 @@ class NetworkXStore(Store):
             return encode_fact(op)  # type: ignore[arg-type]
         kind = op[0]
         if kind == "close":
-            f = op[1]
-            record = {"op": "close", "s": f.subject, "p": f.predicate, "seq": f.seq, "at": op[2]}
-        elif kind == "tick":
+            return encode_close(op[1], op[2])
+        if kind == "tick":
             record = {"op": "tick", "at": op[1]}
         elif kind == "multi":
             record = {"op": "multi", "predicate": op[1]}
@@ -572,8 +577,7 @@ class NetworkXStore(Store):
         if journal is None:
             ops, result = plan()
             _check_counter(ops)
-            for op in ops:
-                self._apply(op, -1)
+            self._apply_all(ops, -1)
             return result
         with journal.locked(write=True):
             self._catch_up()
@@ -582,13 +586,16 @@ class NetworkXStore(Store):
             if not ops:
                 return result
             _check_counter(ops)
+            record_of = self._record_of
             try:
-                line = encode_texts(list(map(self._record_of, ops)))
+                # (A fact, the common operation, encoded here: one call a fact, not two.)
+                line = encode_texts(
+                    [encode_fact(op) if op.__class__ is Fact else record_of(op) for op in ops]
+                )
             except (TypeError, ValueError) as e:
                 raise InvalidFactError(f"cannot write this to the journal: {e}") from e
             offset = journal.append(line)
-            for op in ops:
-                self._apply(op, offset)
+            self._apply_all(ops, offset)
         if self._snapshot_due(closing=False):
             self._write_snapshot()
         return result
@@ -706,56 +713,87 @@ class NetworkXStore(Store):
                 postings[key][name] = None
 
     def _insert(self, fact: Fact, offset: int) -> None:
-        s, o, p, seq = fact.subject, fact.object, fact.predicate, fact.seq
-        succ = self.graph._succ
-        if s not in succ:
-            self._entity(s)
-        if o not in succ:
-            self._entity(o)
-        self._seqs.append(seq)
-        self._lines.append(offset)
-        if fact.text:
-            self._said(fact)
-        if fact.valid_to is None:
-            self._valid_to.append(0)
-            live = self.current.get((s, p))
-            if live is None:
-                self.current[(s, p)] = {o: fact}
-            else:
-                if live.__class__ is int:
-                    live = self._live((s, p))
-                live[o] = fact  # type: ignore[index]
-            by_predicate = self.current_by_predicate.get(p)
-            if by_predicate is None:
-                self.current_by_predicate[p] = {seq: fact}
-            else:
-                by_predicate[seq] = fact
-            pointing = self.current_pointing.get((o, p))
-            if pointing is None:
-                self.current_pointing[(o, p)] = {seq: fact}
-            else:
-                if pointing.__class__ is int:
-                    pointing = self._pointing((o, p))
-                pointing[seq] = fact  # type: ignore[index]
-            out = succ[s]
-            if out.__class__ is int:
-                out = self._out(s)
-            edge = out.get(o)
-            if edge is None:
-                edge = out[o] = {}
-                in_ = self.graph._pred[o]
-                if in_.__class__ is int:
-                    in_ = self._in(o)
-                in_[s] = edge
-            edge[seq] = fact
-            self.facts_current += 1
-        else:
-            self._valid_to.append(fact.valid_to)
-            self._horizon = max(self._horizon, fact.valid_to)
-            self._file_closed(fact)
-        if seq > self.seq:
-            self.seq = seq
-        self.facts_total += 1
+        self._apply_all((fact,), offset)
+
+    def _apply_all(self, ops: Iterable[Op | Fact], offset: int) -> None:
+        """Apply operations in order (a write's, or one replayed fact), inserting each fact
+        here. One loop with what it touches bound once, the counters kept in locals:
+        inserting a batch's facts one call and a dozen attribute lookups apiece was a
+        tenth of a batched ingest. Not for a ``clear``, which replaces what is bound
+        here (replay applies each operation by itself; no write plans one)."""
+        current, by_predicate, pointing_of = (
+            self.current,
+            self.current_by_predicate,
+            self.current_pointing,
+        )
+        succ, pred = self.graph._succ, self.graph._pred
+        add_seq, add_line = self._seqs.append, self._lines.append
+        add_valid_to = self._valid_to.append
+        entity, apply = self._entity, self._apply
+        top = self.seq
+        total = made_current = 0
+        try:
+            for fact in ops:
+                if fact.__class__ is not Fact:
+                    # A close, tick, declaration or alias: it changes the same dicts and
+                    # arrays (through self), and the counters by adding to them.
+                    assert fact[0] != "clear"  # type: ignore[index]
+                    apply(fact, offset)
+                    continue
+                s, o, p, seq = fact.subject, fact.object, fact.predicate, fact.seq
+                if s not in succ:
+                    entity(s)
+                if o not in succ:
+                    entity(o)
+                add_seq(seq)
+                add_line(offset)
+                if fact.text:
+                    self._said(fact)
+                if fact.valid_to is None:
+                    add_valid_to(0)
+                    live = current.get((s, p))
+                    if live is None:
+                        current[(s, p)] = {o: fact}
+                    else:
+                        if live.__class__ is int:
+                            live = self._live((s, p))
+                        live[o] = fact  # type: ignore[index]
+                    facts = by_predicate.get(p)
+                    if facts is None:
+                        by_predicate[p] = {seq: fact}
+                    else:
+                        facts[seq] = fact
+                    pointing = pointing_of.get((o, p))
+                    if pointing is None:
+                        pointing_of[(o, p)] = {seq: fact}
+                    else:
+                        if pointing.__class__ is int:
+                            pointing = self._pointing((o, p))
+                        pointing[seq] = fact  # type: ignore[index]
+                    out = succ[s]
+                    if out.__class__ is int:
+                        out = self._out(s)
+                    edge = out.get(o)
+                    if edge is None:
+                        edge = out[o] = {}
+                        in_ = pred[o]
+                        if in_.__class__ is int:
+                            in_ = self._in(o)
+                        in_[s] = edge
+                    edge[seq] = fact
+                    made_current += 1
+                else:
+                    add_valid_to(fact.valid_to)
+                    self._horizon = max(self._horizon, fact.valid_to)
+                    self._file_closed(fact)
+                if seq > top:
+                    top = seq
+                total += 1
+        finally:
+            # (Added to, not set: a close or tick among the operations changed them too.)
+            self.seq = max(self.seq, top)
+            self.facts_current += made_current
+            self.facts_total += total
 
     def _said(self, fact: Fact) -> None:
         """Index the words a fact was said in under its entities (the shared rule)."""
@@ -863,11 +901,12 @@ class NetworkXStore(Store):
     def write(self, facts: Sequence[NewFact]) -> Written:
         if not isinstance(facts, Sequence) or isinstance(facts, (str, bytes)):
             raise InvalidFactError(f"remember_many takes a list of facts, got {type(facts)}")
-        checked = _checked(facts)
+        checked = check_facts(facts)
 
         def plan() -> tuple[list[Op], Written]:
             ops: list[Op] = []
             out: list[Fact] = []
+            created: list[int] = []
             closed_stored: list[Fact] = []
             seq = self.seq
             multi = self.multi
@@ -877,13 +916,18 @@ class NetworkXStore(Store):
             emptied: set[tuple[str, str]] = set()  # keys whose stored current facts it closed
             closed_now: dict[int, Fact] = {}
             current, live = self.current, self._live
+            # (Bound once: this loop runs once per fact of the batch.)
+            add_op, add_out, add_created = ops.append, out.append, created.append
             for new in checked:
                 s, predicate, o = new.subject, new.predicate, new.object
-                if new.multi and predicate not in multi and predicate not in added_multi:
+                single = predicate not in multi and predicate not in added_multi
+                if new.multi and single:
                     added_multi.add(predicate)
-                    ops.append(("multi", predicate))
+                    add_op(("multi", predicate))
+                    single = False
                 key = (s, predicate)
-                same = added.get((s, predicate, o))
+                triple = (s, predicate, o)
+                same = added.get(triple)
                 stored = None  # the key's current facts before this batch, unless it closed them
                 if same is None and key not in emptied:
                     stored = current.get(key)
@@ -892,32 +936,32 @@ class NetworkXStore(Store):
                     if stored:
                         same = stored.get(o)
                 if same is not None:
-                    out.append(same)
+                    add_out(same)
                     continue
                 seq += 1
-                fact = Fact(
+                fact = make_fact(
                     s, predicate, o, seq, seq, None, new.speaker, new.turn_id, new.fact_id, new.text
                 )
-                if predicate not in multi and predicate not in added_multi:
+                if single:
                     previous = last.get(key)
                     if previous is not None:
-                        ops.append(("close", previous, seq))
+                        add_op(("close", previous, seq))
                         closed_now[previous.seq] = previous.closed_at(seq)
                         del added[(s, predicate, previous.object)]
                     if stored:
                         for old in stored.values():
-                            ops.append(("close", old, seq))
+                            add_op(("close", old, seq))
                             closed_now[old.seq] = old.closed_at(seq)
                             closed_stored.append(closed_now[old.seq])
                         emptied.add(key)
                     last[key] = fact
-                added[(s, predicate, o)] = fact
-                ops.append(fact)
-                out.append(fact)
+                added[triple] = fact
+                add_op(fact)
+                add_out(fact)
+                add_created(seq)
             # A fact closed later in the same batch is returned as it now stands.
             now = [closed_now.get(f.seq, f) for f in out] if closed_now else out
-            created = frozenset(op.seq for op in ops if isinstance(op, Fact))
-            return ops, Written(now, created, sorted(closed_stored, key=lambda f: f.seq))
+            return ops, Written(now, frozenset(created), sorted(closed_stored, key=lambda f: f.seq))
 
         # A batch makes facts and index entries that live as long as the memory: the
         # collector walking the whole memory again and again as they are made was a
@@ -1298,45 +1342,6 @@ class NetworkXStore(Store):
             self._closed = True
             if self._journal is not None:
                 self._journal.close()
-
-
-def _checked(facts: Sequence[Any]) -> list[NewFact]:
-    """``facts``, each checked (:meth:`NewFact.checked`) unless every field of it is one
-    already checked in this batch: a batch names the same entities, predicates and
-    speakers again and again, and checking each field anew was a fifth of a batched
-    ingest. Only ``str`` itself is taken as known (a subclass may hash and compare as
-    it likes)."""
-    names: set[str] = set()  # subjects, objects and speakers (one rule: check_name)
-    predicates: set[str] = set()  # in stored form
-    out: list[NewFact] = []
-    for f in facts:
-        if f.__class__ is not NewFact and not isinstance(f, NewFact):
-            raise InvalidFactError(f"not a fact: {f!r}"[:200])
-        s, p, o, speaker = f.subject, f.predicate, f.object, f.speaker
-        if (
-            s.__class__ is str
-            and o.__class__ is str
-            and p.__class__ is str
-            and s in names
-            and o in names
-            and p in predicates
-            and (speaker is None or (speaker.__class__ is str and speaker in names))
-            and f.turn_id is None
-            and f.fact_id is None
-            and f.text is None
-            and f.multi.__class__ is bool
-        ):
-            out.append(f)
-            continue
-        f = f.checked()
-        out.append(f)
-        if s.__class__ is str and o.__class__ is str:
-            names.add(s)
-            names.add(o)
-        if speaker.__class__ is str:
-            names.add(speaker)
-        predicates.add(f.predicate)
-    return out
 
 
 def _check_counter(ops: Sequence[Op | Fact]) -> None:
