@@ -11,8 +11,9 @@ dev questions, with fixed seeds; answering needs only numpy to read it:
   flat arrays and evaluated here for all readings of a question at once;
 - the confidence model: boosted trees over the best reading's features, score and
   margin over the next, fitted on the training corpus's questions and their
-  unanswerable variants as read out of fold, with an isotonic map on top fitted on
-  the calibration sets (and their variants), kept apart from every other fit.
+  unanswerable variants as read out of fold, with a logistic map on top (stored as a
+  table) fitted on the calibration sets (and their variants), kept apart from every
+  other fit.
 """
 
 from __future__ import annotations
@@ -163,8 +164,8 @@ CONFIDENCE_INPUTS = ("score", "margin", *FEATURES)
 @dataclass(frozen=True, slots=True)
 class Confidence:
     """P(right | the best reading): boosted trees over :data:`CONFIDENCE_INPUTS` (the
-    answering model, fitted on the corpus out of fold), then an isotonic map fitted on
-    the calibration sets."""
+    answering model, fitted on the corpus out of fold), then a monotone map fitted on
+    the calibration sets, stored as points (``xs``, ``ys``) joined by straight lines."""
 
     trees: Trees
     xs: tuple[float, ...]

@@ -593,13 +593,8 @@ def _verdict(
             slot=tuple(slot),
             from_value=from_value,
         )
-    shown = tuple(dict.fromkeys(hop.end(f) for f in now))
+    shown, answer = _no(hop, now)
     stale = [f for f in slot if hop.end(f) == claim.entity]
-    if shown:
-        since = f" since turn {now[-1].turn_id}" if now[-1].turn_id is not None else ""
-        answer = f"no: {render_values(shown)}{since}"
-    else:
-        answer = "no: nothing holds now"
     if stale and (closed := _closing(stale[-1], slot)) is not None and closed.turn_id is not None:
         answer += f"; {claim.entity} until turn {closed.turn_id}"
     return Candidate(
@@ -651,18 +646,17 @@ def _stated_verdict(
             slot=tuple(slot),
             stated=True,
         )
+    shown, answer = _no(hop, now)
+    return Candidate("yesno", "no", s, shown, tuple(now), answer, slot=tuple(slot), stated=True)
+
+
+def _no(hop: Hop, now: list[Fact]) -> tuple[tuple[str, ...], str]:
+    """A "no" verdict's values and words: what holds now (oldest first) and since when."""
     shown = tuple(dict.fromkeys(hop.end(f) for f in now))
+    if not shown:
+        return shown, "no: nothing holds now"
     since = f" since turn {now[-1].turn_id}" if now[-1].turn_id is not None else ""
-    return Candidate(
-        "yesno",
-        "no",
-        s,
-        shown,
-        tuple(now),
-        f"no: {render_values(shown)}{since}",
-        slot=tuple(slot),
-        stated=True,
-    )
+    return shown, f"no: {render_values(shown)}{since}"
 
 
 def _closing(fact: Fact, slot: list[Fact]) -> Fact | None:
