@@ -23,7 +23,7 @@ from ctxneo.answering.question import Question
 from ctxneo.answering.readings import Candidate, Shape
 from ctxneo.answering.values import has_shape, only_a_measure, person_like
 from ctxneo.meaning import Meaning
-from ctxneo.text import is_identifier
+from ctxneo.text import is_identifier, said_stems
 
 CANDIDATE_FORMS = ("value", "count", "none", "earlier", "speaker", "yesno")
 WH = ("who", "whom", "whose", "what", "which", "where", "when", "how", "howmany", "howmuch")
@@ -116,6 +116,10 @@ FEATURES: tuple[str, ...] = (
     "rel_rank",
     "shorter_same_end",
     "rel_last_gap",
+    # the words the evidence was said in
+    "said_none",
+    "said_rel",
+    "said_rel_gap",
 )
 INDEX = {name: i for i, name in enumerate(FEATURES)}
 
@@ -203,6 +207,7 @@ class Featurizer:
         self._shapes: dict[tuple[object, ...], list[tuple[int, float]]] = {}
         self._values: dict[str, tuple[float, ...]] = {}
         self._through: dict[int, set[str]] = {}
+        self._said: dict[tuple[int, ...], frozenset[str]] = {}
 
     def row(self, c: Candidate) -> list[float]:
         """The feature row of one reading (see :data:`FEATURES`); rival features are
@@ -274,7 +279,30 @@ class Featurizer:
         if c.stated:
             f[INDEX["stated_verdict"]] = 1.0
             f[INDEX["stated_yes"]] = float(c.variant == "yes")
+        self._said_features(f, c, excluded)
         return f
+
+    def _said_features(self, f: list[float], c: Candidate, excluded: frozenset[int]) -> None:
+        """How much of the question is in what was said when the evidence was stated: a
+        reading whose facts were said in the question's words is likelier the one asked
+        (what a keyword search of the transcript would find), whatever the predicates
+        are named."""
+        evidence = c.evidence[:MAX_SAID_FACTS]
+        key = tuple(x.seq for x in evidence)
+        said = self._said.get(key)
+        if said is None:
+            said = self._said[key] = frozenset(
+                st for x in evidence if x.text for st in said_stems(x.text)
+            )
+        if not said:
+            f[INDEX["said_none"]] = 1.0
+            return
+        words = self.ctx.q.words
+        relation = [
+            words[p] for p in self.ctx.matcher.positions if p not in excluded and not words[p].stop
+        ]
+        if relation:
+            f[INDEX["said_rel"]] = sum(1 for t in relation if t.stem in said) / len(relation)
 
     def _passed(self, s: Shape) -> set[str]:
         found = self._through.get(id(s))
@@ -377,6 +405,8 @@ def value_kind(v: str) -> tuple[float, ...]:
 
 
 _FIRST_PERSON = LINK_FEATURES.index("first_person")
+#: The evidence facts whose words are read for the said_* features (a list's first ones).
+MAX_SAID_FACTS = 12
 
 
 def _likeness(ctx: Context, name: str) -> float:
@@ -406,6 +436,8 @@ def compare(rows: Sequence[list[float]], candidates: Sequence[Candidate]) -> Non
         fewest[key] = min(fewest.get(key, 9), len(c.shape.hops))
     last = [r[INDEX["rel_last"]] for r in rows]
     best_last = max(last)
+    said = [r[INDEX["said_rel"]] for r in rows]
+    best_said = max(said)
     for i, r in enumerate(rows):
         c = candidates[i]
         r[INDEX["newest"]] = newest[i] / top
@@ -415,3 +447,4 @@ def compare(rows: Sequence[list[float]], candidates: Sequence[Candidate]) -> Non
             fewest[(c.shape.anchor.entity, c.form, c.shape.hops[-1])] < len(c.shape.hops)
         )
         r[INDEX["rel_last_gap"]] = best_last - last[i]
+        r[INDEX["said_rel_gap"]] = best_said - said[i]

@@ -72,10 +72,14 @@ class Trees:
         self._threshold = np.concatenate(
             [self.threshold, np.full((trees, leaves), np.inf)], 1
         ).ravel()
-        self._left = np.concatenate([node(self.left), own], 1).ravel()
-        self._right = np.concatenate([node(self.right), own], 1).ravel()
+        left = np.concatenate([node(self.left), own], 1).ravel()
+        right = np.concatenate([node(self.right), own], 1).ravel()
+        # Both children of node g side by side (2g left, 2g + 1 right): one step is then
+        # one gather of the child, not two and a choice between them.
+        self._children = np.stack([left, right], 1).ravel().astype(np.intp)
+        self._feature = self._feature.astype(np.intp)
         self._value = np.concatenate([np.zeros((trees, width)), self.leaf], 1).ravel()
-        self._roots = (np.arange(trees) * size)[None, :]
+        self._roots = (np.arange(trees, dtype=np.intp) * size)[None, :]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,11 +97,13 @@ class Trees:
         """The sum of the trees for each row of ``rows`` (n x features)."""
         n, width = rows.shape
         flat = rows.ravel()
-        at = (np.arange(n) * width)[:, None]
+        at = (np.arange(n, dtype=np.intp) * width)[:, None]
         g = np.repeat(self._roots, n, axis=0)
+        children, feature, threshold = self._children, self._feature, self._threshold
         for _ in range(self.depth):
-            x = flat[at + self._feature[g]]
-            g = np.where(x <= self._threshold[g], self._left[g], self._right[g])
+            x = flat[at + feature[g]]
+            # left when x <= threshold (a NaN goes right, as it did)
+            g = children[2 * g + 1 - (x <= threshold[g])]
         return self._value[g].sum(axis=1)
 
     @staticmethod

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ctxneo.answering.linking import LINK_FEATURES, Anchor
 from ctxneo.answering.match import Matcher
@@ -80,8 +81,11 @@ Reads = Store | View
 _UNNAMED = tuple(0.0 for _ in LINK_FEATURES)
 
 
-@dataclass(frozen=True, slots=True)
-class Hop:
+class Hop(NamedTuple):
+    """One step of a walk. (A named tuple, not a dataclass: shapes are keyed by their hops,
+    hundreds of thousands of times a question on a hub, and a tuple hashes and compares
+    in C.)"""
+
     predicate: str
     forward: bool  # the walk goes from subject to object
 
@@ -363,13 +367,19 @@ class Walker:
                 if f.seq not in read
             ]
         by_entity = _by_entity(facts)
+        for found in by_entity.values():
+            found.sort(key=_seq)
         grown: dict[tuple[str, tuple[Hop, ...]], Shape] = {}
         budget = STEP_BUDGET
         for s in chosen:
             for i, (path, end) in enumerate(zip(s.paths, s.ends, strict=True)):
+                near = by_entity.get(end)
+                if not near:
+                    continue
                 passed = set(s.nodes(i))
-                for f in sorted(by_entity.get(end, ()), key=lambda f: f.seq):
-                    if f in path:
+                walked = {x.seq for x in path}  # (a fact is its seq: no field-wise compare)
+                for f in near:
+                    if f.seq in walked:
                         continue
                     for hop, nxt in _step(f, end):
                         if nxt not in passed:
@@ -424,6 +434,10 @@ class Walker:
 
     def slot(self, node: str, hop: Hop) -> list[Fact]:
         return self.slots.get((node, hop), [])
+
+
+def _seq(f: Fact) -> int:
+    return f.seq
 
 
 def _by_entity(facts: Iterable[Fact]) -> dict[str, list[Fact]]:
