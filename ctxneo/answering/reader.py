@@ -33,7 +33,15 @@ from ctxneo.answering.lexicon import Lexicon
 from ctxneo.answering.linking import LINK_FEATURES, Anchor, candidates
 from ctxneo.answering.match import Matcher
 from ctxneo.answering.question import Question, lookup_keys, read_question
-from ctxneo.answering.readings import Candidate, Reads, Walker, intersections, nones, readings
+from ctxneo.answering.readings import (
+    Candidate,
+    Reads,
+    Walker,
+    described_ahead,
+    intersections,
+    nones,
+    readings,
+)
 from ctxneo.meaning import Meaning, WordVectors
 from ctxneo.model import UNKNOWN, Answer, Fact, Reading, Trace
 from ctxneo.stores.base import Store
@@ -129,7 +137,12 @@ class Reader:
         topic: str | None = None,
     ) -> Read:
         q = read_question(text)
-        vocabulary = self.store.vocabulary(lookup_keys(q), limit=CANDIDATES)
+        matcher = Matcher(q, self.meaning, self.model.association, self.lexicon)
+        vocabulary = self.store.vocabulary(
+            lookup_keys(q),
+            limit=CANDIDATES,
+            described=described_ahead(matcher, self.store.known_predicates(), as_of),
+        )
         hits = vocabulary.hits
         if topic is not None:
             c = cover(q, topic)
@@ -143,7 +156,6 @@ class Reader:
             if self.model.forms is not None
             else dict.fromkeys(FORMS, 1.0 / len(FORMS))
         )
-        matcher = Matcher(q, self.meaning, self.model.association, self.lexicon)
         asked = self._forms_asked(forms)
         walker = Walker(
             self.store,

@@ -38,7 +38,7 @@ from typing import NamedTuple
 from ctxneo.answering.linking import LINK_FEATURES, Anchor
 from ctxneo.answering.match import Matcher
 from ctxneo.model import Fact, render_values
-from ctxneo.stores.base import Store, Vocabulary
+from ctxneo.stores.base import DescribedAsk, Store, Vocabulary
 from ctxneo.stores.neighbourhood import Plan, View
 from ctxneo.text import tokens
 
@@ -66,6 +66,11 @@ DESCRIBED_RELEVANCE = 0.6
 DESCRIBED_PREDICATES = 3
 DESCRIBED_FACTS = 30
 DESCRIBED_SUBJECTS = 6
+#: On a remote store, the relations whose few subjects are read ahead with the question's
+#: vocabulary: every relation the words name well enough, before the anchors' words are
+#: set aside (which can only lower how well a relation is named), so the walk's few are
+#: among them (see :func:`described_ahead`).
+DESCRIBED_AHEAD = 8
 
 #: Ends read ahead at each further hop on a remote store (the walk goes on from at most
 #: FRONTIER of them, chosen by what it finds, so the read ahead takes more).
@@ -239,7 +244,11 @@ class Walker:
             # One round trip on a remote store for what the walk reads; None in process.
             found = self._remote.neighbourhood(self.plan())
             if found is not None:
-                self.store = View(self._remote, found)  # type: ignore[arg-type]
+                self.store = View(  # type: ignore[assignment]
+                    self._remote,  # type: ignore[arg-type]
+                    found,
+                    self.vocabulary.described,
+                )
         if names:
             facts = self.store.facts_of(
                 names, as_of=self.as_of, history=True, limit=FIRST_HOP_LIMIT
@@ -434,6 +443,24 @@ class Walker:
 
     def slot(self, node: str, hop: Hop) -> list[Fact]:
         return self.slots.get((node, hop), [])
+
+
+def described_ahead(
+    matcher: Matcher, predicates: Sequence[str] | None, as_of: int | None
+) -> DescribedAsk | None:
+    """What a remote store reads ahead with a question's vocabulary for the walk's described
+    relations (:meth:`Walker._described`), chosen from the predicates it last saw: each
+    relation named at least as well as the walk requires with no word set aside, the
+    :data:`DESCRIBED_AHEAD` best. ``None`` in process (``predicates`` is None) or when
+    no relation is named that well."""
+    if not predicates:
+        return None
+    named = sorted(((matcher.relevance(p), p) for p in predicates), key=lambda x: (-x[0], x[1]))
+    wanted = [p for r, p in named[:DESCRIBED_AHEAD] if r >= DESCRIBED_RELEVANCE]
+    if not wanted:
+        return None
+    # (sorted: one statement text, and one server plan, per set of relations)
+    return DescribedAsk(tuple(sorted(wanted)), DESCRIBED_SUBJECTS, as_of, DESCRIBED_FACTS)
 
 
 def _seq(f: Fact) -> int:

@@ -134,13 +134,47 @@ def with_said(
 
 
 @dataclass(frozen=True, slots=True)
+class DescribedAsk:
+    """A :meth:`Store.facts_of_few_subjects` read a question may make, asked for ahead
+    with its vocabulary (see :meth:`Store.vocabulary`)."""
+
+    predicates: tuple[str, ...]
+    max_subjects: int
+    as_of: int | None
+    limit: int
+
+
+@dataclass(frozen=True, slots=True)
+class Described:
+    """The answer to a :class:`DescribedAsk`, read as the memory stood at ``at``."""
+
+    ask: DescribedAsk
+    at: int
+    facts: dict[str, list[Fact]]
+
+    def serve(
+        self, predicates: Sequence[str], max_subjects: int, as_of: int | None, limit: int, at: int
+    ) -> dict[str, list[Fact]] | None:
+        """That read's answer when this one decides it (the same state, bounds and as_of,
+        and every predicate read: each predicate's part is read on its own); else None."""
+        ask = self.ask
+        if (at, max_subjects, as_of, limit) != (self.at, ask.max_subjects, ask.as_of, ask.limit):
+            return None
+        if not set(predicates) <= set(ask.predicates):
+            return None
+        return {p: list(self.facts[p]) for p in dict.fromkeys(predicates)}
+
+
+@dataclass(frozen=True, slots=True)
 class Vocabulary:
     """What a question's words can meet in a memory: the entities they find, the memory's
-    predicates and those declared multi-valued."""
+    predicates and those declared multi-valued; on a remote store, the described
+    relations asked for ahead (``None`` when none were, or in process)."""
 
     hits: list[EntityHit]
     predicates: list[str]
     multi: frozenset[str]
+    described: Described | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,10 +290,22 @@ class Store(ABC):
         small memory every entity with a key is returned, whatever the store.
         """
 
-    def vocabulary(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> Vocabulary:
+    def vocabulary(
+        self,
+        keys: Sequence[str],
+        limit: int = MAX_CANDIDATES,
+        described: DescribedAsk | None = None,
+    ) -> Vocabulary:
         """What a question's words can meet: :meth:`find_entities`, :meth:`predicates` and
-        :meth:`multi_valued` together (one round trip on a remote store)."""
+        :meth:`multi_valued` together (one round trip on a remote store, which also reads
+        ``described`` in it, for the question's walk; in process it is read when asked)."""
         return Vocabulary(self.find_entities(keys, limit), self.predicates(), self.multi_valued())
+
+    def known_predicates(self) -> list[str] | None:
+        """The predicates as this connection last read them, without a read: what a
+        question's described relations are chosen from before its vocabulary is read
+        (``None`` in process, where nothing is read ahead)."""
+        return None
 
     @abstractmethod
     def aliases(self) -> dict[str, tuple[str, ...]]:

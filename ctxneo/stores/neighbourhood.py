@@ -8,8 +8,11 @@ with which relations read through hubs, whether histories are wanted. It names
 that outline as a :class:`Plan`; the store reads everything the plan covers in one
 statement and returns each read it made (:class:`Neighbourhood`); a :class:`View`
 then serves the walk's reads from them. (The described relations, whose subjects
-the question describes rather than names, are read on their own: their types written
-into this statement made its text, and so the server's plan, one per combination.)
+the question describes rather than names, are not read here: their types written
+into this statement made its text, and so the server's plan, one per combination.
+A remote store reads them ahead with the question's vocabulary, chosen from the
+predicates it last saw, and the view serves them when that read was made at the
+same sequence number and covers the walk's; see :class:`~ctxneo.stores.base.Described`.)
 
 A read is served only when what was fetched decides it exactly (see
 :meth:`EntityRead.serve`); any other read goes to the store, pinned to the same
@@ -21,9 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ctxneo.model import Fact
+
+if TYPE_CHECKING:
+    from ctxneo.stores.base import Described
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,9 +131,12 @@ class View:
     that decides them and read from the store (pinned to the same ``at``) where not;
     what the store reads is kept for the question's later reads too."""
 
-    def __init__(self, store: PinnedReads, found: Neighbourhood) -> None:
+    def __init__(
+        self, store: PinnedReads, found: Neighbourhood, described: Described | None = None
+    ) -> None:
         self.store = store
         self.found = found
+        self.described = described  # read ahead with the vocabulary, maybe at another seq
         self.served = 0  # reads answered without a round trip
         self.missed = 0  # reads that went to the store
 
@@ -198,7 +207,13 @@ class View:
         as_of: int | None = None,
         limit: int = 500,
     ) -> dict[str, list[Fact]]:
-        # (not read ahead: see Neo4jStore.neighbourhood)
+        # (not read with the neighbourhood, see Neo4jStore.neighbourhood; maybe with the
+        # vocabulary, see Neo4jStore.vocabulary)
+        if self.described is not None:
+            got = self.described.serve(predicates, max_subjects, as_of, limit, self.found.at)
+            if got is not None:
+                self.served += 1
+                return got
         self.missed += 1
         return self.store.facts_of_few_subjects(
             predicates, max_subjects=max_subjects, as_of=as_of, limit=limit, at=self.found.at

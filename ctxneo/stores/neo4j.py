@@ -58,6 +58,8 @@ from ctxneo.stores.base import (
     MAX_NEIGHBOURS,
     MAX_SAID_PER_ENTITY,
     SAID_POSTING,
+    Described,
+    DescribedAsk,
     EntityHit,
     MemoryImage,
     PredicateUse,
@@ -302,6 +304,8 @@ class Neo4jStore(Store):
         self._pid = os.getpid()
         self._local = threading.local()
         self.reads = 0  # read round trips so far (each store question is one)
+        #: The predicates as the last vocabulary read found them (see known_predicates).
+        self._known_predicates: list[str] | None = None
         self.reconciled = 0  # writes whose unanswered commit was found applied
 
     def _config(self) -> dict[str, Any]:
@@ -935,19 +939,63 @@ class Neo4jStore(Store):
 
     # -- reads --------------------------------------------------------------------
 
-    def vocabulary(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> Vocabulary:
+    def vocabulary(
+        self,
+        keys: Sequence[str],
+        limit: int = MAX_CANDIDATES,
+        described: DescribedAsk | None = None,
+    ) -> Vocabulary:
+        """See :meth:`Store.vocabulary`: one round trip, with ``described`` read in it (its
+        relations' types written into the text, as facts_of_few_subjects does, so that
+        each part starts from its type's relationships), at the sequence number the
+        statement starts at; the question's walk is served from it when its own read
+        is the same and the memory has not moved (:class:`Described`)."""
         terms = _terms(self._tag, keys)
-        if not terms:
+        if not terms:  # (no word to look up: nothing is read ahead either)
             (row,) = self._read("memory_info")
-            return Vocabulary([], sorted(row["predicates"]), frozenset(row["multi"]))
+            self._known_predicates = sorted(row["predicates"])
+            return Vocabulary([], self._known_predicates, frozenset(row["multi"]))
+        ahead = [check_predicate(p) for p in described.predicates] if described else []
         said_keys = sorted({k for k in keys if k})[:MAX_TERMS]
-        (row,) = self._read(
-            "vocabulary",
-            query=" OR ".join(terms),
-            limit=limit,
-            said_terms=[{"key": k, "query": f"{self._tag}_{k}"} for k in said_keys],
-            said_max=SAID_POSTING,
-        )
+        params: dict[str, Any] = {
+            "query": " OR ".join(terms),
+            "limit": limit,
+            "said_terms": [{"key": k, "query": f"{self._tag}_{k}"} for k in said_keys],
+            "said_max": SAID_POSTING,
+        }
+        if described is not None and ahead:
+            parts = [
+                cypher.with_type("described_ahead", p).replace("described_n", f"described_{i}")
+                for i, p in enumerate(ahead)
+            ]
+            ends = ", ".join(f"described_{i}" for i in range(len(ahead)))
+            statement = "\n".join(
+                [
+                    cypher.load("vocabulary_words"),
+                    cypher.load("described_ahead_start"),
+                    *parts,
+                    cypher.load("described_ahead_return").replace("DESCRIBED", f"[{ends}]"),
+                ]
+            )
+            params |= {
+                "as_of": described.as_of,
+                "max_subjects": described.max_subjects,
+                "described_limit": described.limit,
+            }
+        else:
+            statement = cypher.load("vocabulary_words") + "\n" + cypher.load("vocabulary_return")
+        (row,) = self._read_text("vocabulary", statement, **params)
+        self._known_predicates = sorted(row["predicates"])
+        read_ahead = None
+        if described is not None and ahead:
+            read_ahead = Described(
+                described,
+                row["at"],
+                {
+                    p: sorted(map(_fact, found), key=lambda f: -f.seq)
+                    for p, found in zip(ahead, row["described"], strict=True)
+                },
+            )
         hits = [EntityHit(h["name"], tuple(h["aliases"] or ())) for h in row["hits"]]
         said: dict[str, list[str]] = {}
         aliases: dict[str, tuple[str, ...]] = {}
@@ -956,8 +1004,14 @@ class Neo4jStore(Store):
             for n in found["nodes"]:
                 aliases[n["name"]] = tuple(n["aliases"] or ())
         return Vocabulary(
-            with_said(hits, said, aliases), sorted(row["predicates"]), frozenset(row["multi"])
+            with_said(hits, said, aliases),
+            self._known_predicates,
+            frozenset(row["multi"]),
+            read_ahead,
         )
+
+    def known_predicates(self) -> list[str] | None:
+        return self._known_predicates
 
     def find_entities(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> list[EntityHit]:
         return self.vocabulary(keys, limit).hits
@@ -1057,9 +1111,10 @@ class Neo4jStore(Store):
         The described relations are not read here: a relationship type written into
         the statement made its text, and so its plan, one per combination of them, and
         planning this statement costs 0.3-0.8 s (a server plans each new text). Its text
-        is now the same for every question; the walk reads the described relations
-        with ``facts_of_few_subjects`` (a small statement per combination, pinned to
-        the same state through the view)."""
+        is now the same for every question; the described relations are read ahead
+        with the vocabulary (:meth:`vocabulary`), or, when that read does not decide
+        the walk's (the memory moved, or another relation is wanted), by
+        ``facts_of_few_subjects`` pinned to the same state through the view."""
         statement = cypher.load("neighbourhood") + "\n" + cypher.load("neighbourhood_return")
         (row,) = self._read_text(
             "neighbourhood",

@@ -1,7 +1,8 @@
 // What a question's words can meet, in one round trip: the entities whose name
-// stems match (full-text index, this namespace's tag), the entities whose facts were
+// stems match (full-text index, this namespace's tag) and the entities whose facts were
 // said in words that hold each stem (every one, for a stem said of at most $said_max
-// of them), and the predicates in use and those declared multi-valued.
+// of them). Followed by vocabulary_return.cypher (the predicates in use and those
+// declared multi-valued), or by described_ahead*.cypher.
 CALL {
   CALL db.index.fulltext.queryNodes('ctxneo_entity_search', $query, {limit: $limit})
   YIELD node, score
@@ -18,5 +19,3 @@ CALL {
   }
   RETURN collect({key: term.key, nodes: nodes}) AS said
 }
-OPTIONAL MATCH (m:CtxneoMemory {ns: $ns})
-RETURN hits, said, coalesce(m.predicates, []) AS predicates, coalesce(m.multi, []) AS multi
