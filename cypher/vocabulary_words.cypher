@@ -3,13 +3,13 @@
 // said in words that hold each stem (every one, for a stem said of at most $said_max
 // of them). Followed by vocabulary_return.cypher (the predicates in use and those
 // declared multi-valued), or by described_ahead*.cypher.
-CALL {
+CALL () {
   CALL db.index.fulltext.queryNodes('ctxneo_entity_search', $query, {limit: $limit})
   YIELD node, score
   WHERE node.ns = $ns
   RETURN collect({name: node.name, aliases: node.aliases}) AS hits
 }
-CALL {
+CALL () {
   UNWIND $said_terms AS term
   CALL (term) {
     CALL db.index.fulltext.queryNodes('ctxneo_said_search', term.query, {limit: $said_max + 1})
