@@ -954,7 +954,7 @@ class Neo4jStore(Store):
         if not terms:  # (no word to look up: nothing is read ahead either)
             (row,) = self._read("memory_info")
             self._known_predicates = sorted(row["predicates"])
-            return Vocabulary([], self._known_predicates, frozenset(row["multi"]))
+            return Vocabulary([], list(self._known_predicates), frozenset(row["multi"]))
         ahead = [check_predicate(p) for p in described.predicates] if described else []
         said_keys = sorted({k for k in keys if k})[:MAX_TERMS]
         params: dict[str, Any] = {
@@ -993,7 +993,7 @@ class Neo4jStore(Store):
                 row["at"],
                 {
                     p: sorted(map(_fact, found), key=lambda f: -f.seq)
-                    for p, found in zip(ahead, row["described"], strict=True)
+                    for p, found in zip(described.predicates, row["described"], strict=True)
                 },
             )
         hits = [EntityHit(h["name"], tuple(h["aliases"] or ())) for h in row["hits"]]
@@ -1005,13 +1005,14 @@ class Neo4jStore(Store):
                 aliases[n["name"]] = tuple(n["aliases"] or ())
         return Vocabulary(
             with_said(hits, said, aliases),
-            self._known_predicates,
+            list(self._known_predicates),
             frozenset(row["multi"]),
             read_ahead,
         )
 
     def known_predicates(self) -> list[str] | None:
-        return self._known_predicates
+        found = self._known_predicates
+        return None if found is None else list(found)
 
     def find_entities(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> list[EntityHit]:
         return self.vocabulary(keys, limit).hits
