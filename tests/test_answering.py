@@ -72,6 +72,49 @@ def test_three_facts_chained(memory: Memory) -> None:
     assert len(answer.evidence) == 3
 
 
+def test_a_chain_read_from_the_entity_named_through_another_named_one(memory: Memory) -> None:
+    # "the part for the fault on MV Orla": the fault is named too ("fault"), and the
+    # chain from the vessel through it is a reading whose evidence holds the fact that
+    # ties them, not only the fault's own two facts.
+    memory.remember_many(
+        [
+            ("Fault F-31", "ON_VESSEL", "MV Orla"),
+            ("Fault F-31", "REPORTED_ON", "2026-04-02"),
+            ("Fault F-31", "NEEDS_PART", "Valve kit VK-2"),
+            ("Valve kit VK-2", "ETA", "2026-05-03"),
+            ("Fault F-38", "ON_VESSEL", "MV Brena"),
+            ("Fault F-38", "NEEDS_PART", "Seal kit SK-9"),
+            ("Seal kit SK-9", "ETA", "2026-06-11"),
+        ]
+    )
+    question = "the fault on MV Orla - when is the part it needs due?"
+    tie = ("Fault F-31", "ON_VESSEL", "MV Orla")
+    chains = [
+        r
+        for r in memory.trace(question, k=50).readings
+        if r.values == ("2026-05-03",)
+        and tie in {(f.subject, f.predicate, f.object) for f in r.evidence}
+    ]
+    assert chains and len(chains[0].evidence) == 3
+    assert best(memory, question).values == ("2026-05-03",)
+
+
+def test_an_earlier_value_across_a_join_shows_the_join(memory: Memory) -> None:
+    # Where the parcel was before the hub: its courier's earlier place, with the fact
+    # that the courier carries it among the evidence (else an LLM reading the evidence
+    # sees a courier's move and nothing tying it to the parcel).
+    memory.declare_multi_valued("CARRIES")
+    memory.remember("Courier_Ana", "CARRIES", "Parcel_5120")
+    memory.remember("Courier_Ana", "LOCATED_AT", "Hull depot")
+    memory.remember("Courier_Ana", "LOCATED_AT", "York hub")
+    memory.remember("Courier_Bo", "LOCATED_AT", "Leeds depot")
+    answer = best(memory, "where was parcel 5120 before York hub?")
+    assert answer.values == ("Hull depot",) and answer.form == "earlier"
+    held = {(f.subject, f.predicate, f.object) for f in answer.evidence}
+    assert ("Courier_Ana", "CARRIES", "Parcel_5120") in held
+    assert ("Courier_Ana", "LOCATED_AT", "Hull depot") in held
+
+
 def test_a_relation_reached_through_whoever_holds_it(memory: Memory) -> None:
     # "Where is the parcel?" when a courier carries it and the courier's place is known.
     memory.declare_multi_valued("CARRIES")

@@ -270,11 +270,42 @@ class Walker:
         level = [s for s in level if not s.described]  # (a relation's subjects: one hop)
         second = self._extend(level, everything=True)
         self._extend(second, everything=False)
+        self._through_anchors()
         shapes = [s for s in self.shapes.values() if s.paths]
         # Only the best-named shapes are read in every form and ranked: on a small memory
         # that is all of them; a hub's hundreds of shapes are cut to what the words name.
         shapes.sort(key=lambda s: (-(s.relevance + 0.5 * s.anchor.p), len(s.hops), s.key[0]))
         return shapes[:MAX_SHAPES]
+
+    def _through_anchors(self) -> None:
+        """Walks from an anchor through another anchor a fact ties it to: "when is the
+        part for the fault on MV Orla due?" is the fault's two-hop walk, read from MV Orla
+        through the fact that ties the two (three facts, the tie among the evidence). The
+        third hop reads only the best-named relations of a few shapes' ends; these walks
+        are the other anchor's own, already read, so they cost no read."""
+        names = {a.entity for a in self.anchors}
+        shapes = [s for s in self.shapes.values() if s.paths and not s.described]
+        onward: dict[str, list[Shape]] = {}
+        for s in shapes:
+            if len(s.hops) == 2:
+                onward.setdefault(s.anchor.entity, []).append(s)
+        for tie in shapes:
+            if len(tie.hops) != 1:
+                continue
+            start = tie.anchor.entity
+            for path, end in zip(tie.paths, tie.ends, strict=True):
+                if end == start or end not in names:
+                    continue
+                for s in onward.get(end, ()):
+                    hops = (*tie.hops, *s.hops)
+                    old = self.shapes.get((start, hops))
+                    have = {tuple(f.seq for f in p) for p in old.paths} if old else set()
+                    for i, (p, e) in enumerate(zip(s.paths, s.ends, strict=True)):
+                        walk = (*path, *p)
+                        if start in s.nodes(i) or tuple(f.seq for f in walk) in have:
+                            continue
+                        shape = self._add(tie.anchor, hops, walk, e)
+                        shape.relevance = self.relevance(shape)
 
     def _add(
         self, anchor: Anchor, hops: tuple[Hop, ...], path: tuple[Fact, ...], end: str
@@ -343,9 +374,12 @@ class Walker:
     def _extend(self, level: list[Shape], *, everything: bool) -> list[Shape]:
         """Walk one hop further from a bounded frontier of ``level``'s ends."""
         ranked = sorted(level, key=lambda s: (-s.relevance, len(s.ends), s.key[0]))
+        # The best-named shapes, and every shape of few ends: a chain's middle relations
+        # are often not named at all ("which van does the Elm Court boiler's engineer
+        # use" names the boiler and the van, not the job between them), only its last
+        # (at the third hop, read only through the best-named relations).
         chosen = ranked[:BEST_SHAPES]
-        if everything:
-            chosen += [s for s in ranked[BEST_SHAPES:] if len(set(s.ends)) <= SMALL]
+        chosen += [s for s in ranked[BEST_SHAPES:] if len(set(s.ends)) <= SMALL]
         frontier = list(dict.fromkeys(e for s in chosen for e in s.ends))[:FRONTIER]
         if not frontier:
             return []
@@ -519,14 +553,35 @@ def readings(
         for node, hop in last_slots.get(i, ()):
             slot = walker.slot(node, hop)
             if slot:
-                out += _slot_readings(walker, s, hop, slot, values, claims, forms)
+                made = _slot_readings(walker, s, hop, slot, values, claims, forms)
                 if "yesno" in forms and stated:
                     verdict = _stated_verdict(walker, s, hop, slot, claims, stated)
                     if verdict is not None:
-                        out.append(verdict)
+                        made.append(verdict)
+                out += _joined(made, _path_to(s, node))
     if slots:
         out += _value_side(walker, claims, forms)
     return out
+
+
+def _path_to(s: Shape, node: str) -> tuple[Fact, ...]:
+    """The facts of the first of ``s``'s walks that reach ``node`` at its next-to-last step:
+    how a slot across a join is tied to the anchor."""
+    for j, path in enumerate(s.paths):
+        if s.nodes(j)[-2] == node:
+            return path[:-1]
+    return ()
+
+
+def _joined(made: list[Candidate], path: tuple[Fact, ...]) -> list[Candidate]:
+    """A slot's readings with the walk that reaches the slot after their own facts: the
+    evidence of an earlier value, verdict or speaker across a join holds what ties the
+    slot to the entity the question names, not only the slot's facts (which stay first)."""
+    if path:
+        for c in made:
+            held = {f.seq for f in c.evidence}
+            c.evidence = (*c.evidence, *(f for f in path if f.seq not in held))
+    return made
 
 
 def _slot_readings(
