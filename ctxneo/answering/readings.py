@@ -525,12 +525,12 @@ def readings(
     without naming an entity ("is the payment $1,786 now?")."""
     out: list[Candidate] = []
     last_slots: dict[int, list[Slot]] = {}
+    reached: dict[int, dict[str, tuple[Fact, ...]]] = {}  # shape -> slot node -> walk to it
     slots = bool(forms & {"earlier", "yesno", "speaker"})
     if slots:
         for i, s in enumerate(shapes):
-            last_slots[i] = list(
-                dict.fromkeys((s.nodes(j)[-2], s.hops[-1]) for j in range(len(s.paths)))
-            )
+            reached[i] = walks = _walks_to_slots(s)
+            last_slots[i] = [(node, s.hops[-1]) for node in walks]
         backward = [
             (f.subject, Hop(hop.predicate, True))
             for c in claims
@@ -558,19 +558,23 @@ def readings(
                     verdict = _stated_verdict(walker, s, hop, slot, claims, stated)
                     if verdict is not None:
                         made.append(verdict)
-                out += _joined(made, _path_to(s, node))
+                out += _joined(made, reached[i][node])
     if slots:
         out += _value_side(walker, claims, forms)
     return out
 
 
-def _path_to(s: Shape, node: str) -> tuple[Fact, ...]:
-    """The facts of the first of ``s``'s walks that reach ``node`` at its next-to-last step:
-    how a slot across a join is tied to the anchor."""
-    for j, path in enumerate(s.paths):
-        if s.nodes(j)[-2] == node:
-            return path[:-1]
-    return ()
+def _walks_to_slots(s: Shape) -> dict[str, tuple[Fact, ...]]:
+    """The entities ``s``'s last hop leaves from (its slots' nodes), in the order of its
+    walks, each with the facts of the first walk that reaches it: how a slot across a join
+    is tied to the anchor (none for one hop)."""
+    out: dict[str, tuple[Fact, ...]] = {}
+    for path, end in zip(s.paths, s.ends, strict=True):
+        last = path[-1]
+        node = last.subject if last.object == end else last.object
+        if node not in out:
+            out[node] = path[:-1]
+    return out
 
 
 def _joined(made: list[Candidate], path: tuple[Fact, ...]) -> list[Candidate]:
