@@ -22,8 +22,9 @@ fixed seeds and one thread, so a rebuild gives the same file:
    ground truth (no value more, the form asked) and better when its evidence
    holds the facts needed;
 5. **answering and confidence**: boosted trees that say whether the best reading
-   is right, fitted on the corpus's questions and their unanswerable variants as
-   read out of fold (each fold ranked by a ranker that never saw it), then a
+   is right, fitted on the corpus's questions and their unanswerable variants, and
+   on MetaQA's ranker questions, as read out of fold (each fold ranked by a ranker
+   that never saw it), then a
    logistic map (two parameters) to the share right on the calibration sets and
    their variants (never on the ranker's data).
 

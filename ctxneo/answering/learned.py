@@ -11,9 +11,9 @@ dev questions, with fixed seeds; answering needs only numpy to read it:
   flat arrays and evaluated here for all readings of a question at once;
 - the confidence model: boosted trees over the best reading's features, score and
   margin over the next, fitted on the training corpus's questions and their
-  unanswerable variants as read out of fold, with a logistic map on top (stored as a
-  table) fitted on the calibration sets (and their variants), kept apart from every
-  other fit.
+  unanswerable variants (and MetaQA's ranker questions) as read out of fold, with a
+  logistic map on top (stored as a table) fitted on the calibration sets (and their
+  variants), kept apart from every other fit.
 """
 
 from __future__ import annotations
