@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxneo.answering.lexicon import Lexicon
-from ctxneo.errors import InvalidFactError, StoreError
+from ctxneo.errors import ConfigError, InvalidFactError, StoreError
 from ctxneo.model import (
     MAX_QUESTION_CHARS,
     Answer,
@@ -139,6 +140,7 @@ class Memory:
             from ctxneo.stores.networkx import NetworkXStore
 
             check_namespace(namespace)
+            _check_journal_path(path, user=user, password=password, database=database)
             store = NetworkXStore(path, create=create, fsync=fsync)
         return cls(store, lexicon=lexicon)
 
@@ -371,6 +373,29 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+#: A scheme and a colon-slash: what a URI starts with, and no journal path does (a drive
+#: letter is one character: ``C:/...`` is a path). ``Path`` folds ``bolt://h`` to ``bolt:/h``.
+_URI_LIKE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:/")
+
+
+def _check_journal_path(
+    path: str | Path | None, *, user: str | None, password: str | None, database: str | None
+) -> None:
+    """A journal path that is a URI, or credentials with a journal, is a mix-up to report:
+    ``Memory.open("bolt://...")`` made a journal file under ``./bolt:/`` and ignored the
+    password given with it."""
+    if path is not None and _URI_LIKE.match(str(path)):
+        raise ConfigError(
+            f"{str(path)!r} is a URI, not a journal path: a Neo4j memory is opened with "
+            "uri= (--uri on the command line), a journal with a file path"
+        )
+    given = [n for n, v in (("user", user), ("password", password), ("database", database)) if v]
+    if given:
+        raise InvalidFactError(
+            f"{', '.join(given)} apply to a Neo4j memory (uri=...), not to a journal"
+        )
 
 
 def _check_question(question: object) -> None:

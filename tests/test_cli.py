@@ -374,6 +374,25 @@ def test_an_unsupported_uri_scheme_is_one_line_listing_the_supported(uri: str) -
         Memory.open(uri=uri)
 
 
+@pytest.mark.parametrize("where", ["bolt://127.0.0.1:7687", "neo4j+s://x.example"])
+def test_a_uri_given_as_a_journal_path_is_an_error_that_writes_nothing(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Memory.open("bolt://...") once made a journal under ./bolt:/ and ignored the
+    # password given with it; --store bolt://... did the same.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match="uri="):
+        Memory.open(where, password="pw")
+    line = one_error_line(run("stats", "--store", where, code=2))
+    assert "is a URI, not a journal path" in line and "--uri" in line
+    with pytest.raises(CtxneoError, match="password apply to a Neo4j memory"):
+        Memory.open(tmp_path / "m.jsonl", password="pw")
+    assert list(tmp_path.iterdir()) == []
+    with Memory.open("C:/m.jsonl") as memory:  # a drive letter is not a scheme
+        memory.remember("A", "OWNED_BY", "B")
+    assert (tmp_path / "C:").is_dir()
+
+
 def test_a_password_in_a_uri_is_never_echoed() -> None:
     uri = "bolt://neo4j:s3cret-pw@127.0.0.1:1"
     result = run("stats", "--uri", uri, code=2)
