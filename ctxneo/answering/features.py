@@ -259,9 +259,7 @@ class Featurizer:
             f[INDEX[f"variant_{c.variant}"]] = 1.0
             # The value right after the answer is one the question names ("before it
             # went urgent"): the answer is the value before that one.
-            # (the evidence is the value's fact, the one after it in the slot when there
-            # is one, then the walk to the slot)
-            after = [x for x in c.evidence[1:2] if any(x.seq == y.seq for y in c.slot)]
+            after = [x for x in c.slot if x.seq > c.evidence[0].seq][:1]
             if after:
                 nxt = s.hops[-1].end(after[0])
                 f[INDEX["precedes_named"]] = max(
