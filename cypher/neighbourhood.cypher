@@ -9,10 +9,13 @@
 //    and, for an end whose read filled that limit but that has at most $hub_degree
 //    facts, its current facts of the $best relations (a bigger hub's are left to the
 //    walk's own read, narrowed to their types: filtering them would read them all);
-//  - third: the ends those facts reach (the $ends best, by the relevance of the two
-//    relations that reach them, as the walk ranks its shapes), each with its facts of the
-//    $best relations, newest $hub_limit (history included when $later_history), but
-//    not a hub's (more than $hub_degree facts: filtering by type would read them all);
+//  - third: the ends those facts reach, as the walk chooses them: the $ends best, by the
+//    relevance of the two relations that reach them, and every end of a shape of at most
+//    $small ends (a shape is an anchor and the two relations walked from it, each in its
+//    direction: the walk goes on from every shape of few ends, a chain's middle relation
+//    being often unnamed), each with its facts of the $best relations, newest $hub_limit
+//    (history included when $later_history), but not a hub's (more than $hub_degree
+//    facts: filtering by type would read them all);
 // (The described relations are read by facts_of_few_subjects.cypher: a relationship
 // type written in here made this text, and its plan, one per combination of them.)
 // Every read is pinned to one sequence number, `at` ($at when given, else the
@@ -35,16 +38,17 @@ CALL (at) {
 CALL (first, seen) {
   UNWIND first AS g
   UNWIND g.rs AS r
-  WITH r WHERE r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen)
+  WITH g, r WHERE r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen)
   UNWIND [startNode(r), endNode(r)] AS n
-  WITH n, r WHERE NOT n.name IN $names
-  WITH n, max(coalesce($relevance[type(r)], 0.0)) AS rel, max(r.seq) AS newest
+  WITH g, n, r WHERE NOT n.name IN $names
+  WITH n, max(coalesce($relevance[type(r)], 0.0)) AS rel, max(r.seq) AS newest,
+    collect(DISTINCT [g.key, type(r), endNode(r) = n]) AS shapes
   ORDER BY rel DESC, newest DESC LIMIT $ends
-  RETURN collect({n: n, rel: rel}) AS ends1
+  RETURN collect({n: n, rel: rel, shapes: shapes}) AS ends1
 }
 CALL (ends1, at, seen) {
   UNWIND ends1 AS end
-  WITH end.n AS e, end.rel AS rel
+  WITH end.n AS e, end.rel AS rel, end.shapes AS shapes
   CALL (e, at, seen) {
     MATCH (e)-[r]-()
     WHERE r.valid_from <= at
@@ -52,7 +56,7 @@ CALL (ends1, at, seen) {
     WITH DISTINCT r ORDER BY r.seq DESC LIMIT $later_limit
     RETURN collect(r) AS rs
   }
-  WITH e, rel, rs, size(rs) >= $later_limit AND COUNT { (e)--() } <= $hub_degree AS read
+  WITH e, rel, shapes, rs, size(rs) >= $later_limit AND COUNT { (e)--() } <= $hub_degree AS read
   CALL (e, read, seen) {
     // (the filter before the MATCH: a row it drops expands nothing)
     WITH e, seen WHERE read
@@ -62,7 +66,7 @@ CALL (ends1, at, seen) {
     WITH DISTINCT r ORDER BY r.seq DESC LIMIT $hub_limit
     RETURN collect(r) AS hub
   }
-  RETURN collect({key: e.name, rel: rel, rs: rs, hub: hub, read: read}) AS second
+  RETURN collect({key: e.name, rel: rel, shapes: shapes, rs: rs, hub: hub, read: read}) AS second
 }
 CALL (second, at, seen) {
   UNWIND second AS g
@@ -70,8 +74,17 @@ CALL (second, at, seen) {
   WITH g, r WHERE r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen)
   UNWIND [startNode(r), endNode(r)] AS n
   WITH g, n, r WHERE n.name <> g.key AND NOT n.name IN $names
-  WITH n, max(g.rel + coalesce($relevance[type(r)], 0.0)) AS rel, max(r.seq) AS newest
-  ORDER BY rel DESC, newest DESC LIMIT $ends
+  UNWIND g.shapes AS shape
+  WITH shape + [[type(r), endNode(r) = n]] AS shape, n,
+    g.rel + coalesce($relevance[type(r)], 0.0) AS rel, r.seq AS seq
+  WITH shape, collect(DISTINCT n) AS ns, max(rel) AS rel, max(seq) AS newest
+  UNWIND ns AS n
+  WITH n, max(rel) AS rel, max(newest) AS newest, max(CASE WHEN size(ns) <= $small THEN 1 ELSE 0 END) = 1 AS few
+  ORDER BY rel DESC, newest DESC
+  WITH collect({n: n, few: few}) AS ranked
+  UNWIND range(0, size(ranked) - 1) AS i
+  WITH ranked[i] AS end, i WHERE i < $ends OR end.few
+  WITH end.n AS n LIMIT 2 * $ends
   WITH n WHERE COUNT { (n)--() } <= $hub_degree
   CALL (n, at, seen) {
     MATCH (n)-[r]-()

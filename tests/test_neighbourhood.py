@@ -138,6 +138,34 @@ def test_every_question_sends_neo4j_the_same_neighbourhood_statement(neo4j_serve
 
 
 @pytest.mark.neo4j
+def test_neo4j_reads_the_third_hop_from_every_shape_of_few_ends_ahead(neo4j_server: Any) -> None:
+    # "Where is the parcel parked?": the parcel's courier drives a van, and the van is
+    # parked; no word names the middle relation, so the walk goes on from the van (a
+    # shape of one end) whatever its rank. Twenty better-named ends of a big shape
+    # outrank it; the read ahead must still hold the van's facts, or the walk reads
+    # them in a round trip of its own.
+    store = connect(neo4j_server, f"ahead-{uuid.uuid4().hex}")
+    memory = Memory(store)
+    memory.declare_multi_valued("VISITED")
+    memory.remember("Courier_A", "CARRIES", "Parcel_7")
+    memory.remember("Courier_A", "DRIVES", "Van_3")
+    for i in range(20):
+        memory.remember("Courier_A", "VISITED", f"Stop_{i}")
+        memory.remember(f"Stop_{i}", "PARKED_AT", f"Depot_{i}")
+    memory.remember("Van_3", "PARKED_AT", "Depot_North")
+    plan = _plan(
+        ("Parcel_7",), best=("PARKED_AT",), relevance={"VISITED": 1.0, "PARKED_AT": 1.0}, ends=5
+    )
+    view = View(store, store.neighbourhood(plan))  # type: ignore[arg-type, attr-defined]
+    kw: dict[str, Any] = dict(limit=200, predicates=["PARKED_AT"])
+    assert view.facts_of(["Van_3"], **kw) == store.facts_of(["Van_3"], **kw)
+    assert [f.object for f in view.facts_of(["Van_3"], **kw)] == ["Depot_North"]
+    assert (view.served, view.missed) == (2, 0)
+    memory.clear()
+    store.close()
+
+
+@pytest.mark.neo4j
 def test_one_question_sees_one_state_of_a_neo4j_memory(neo4j_server: Any) -> None:
     store = connect(neo4j_server, f"ahead-{uuid.uuid4().hex}")
     memory = Memory(store)

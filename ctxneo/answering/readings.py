@@ -238,6 +238,7 @@ class Walker:
             best=tuple(self._best_predicates()),
             relevance={p: round(r, 6) for r, p in ranked},
             ends=ENDS_AHEAD,
+            small=SMALL,
         )
 
     def walk(self) -> list[Shape]:

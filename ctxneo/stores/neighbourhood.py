@@ -46,6 +46,9 @@ class Plan:
     best: tuple[str, ...]  # relations read through hubs and at the third hop
     relevance: Mapping[str, float]  # how well the question names each relation: whose ends first
     ends: int  # ends read at each further hop
+    #: A shape (an anchor and the relations walked from it) of at most this many ends is
+    #: walked on from whatever its relations are named: its ends are read at the third hop.
+    small: int = 8
     #: Ends with more facts than this (hubs) are not read through the best relations
     #: ahead: filtering a hub's facts by type reads them all; the walk's own read of them
     #: is narrowed to the types (cypher.with_types) and costs only those.

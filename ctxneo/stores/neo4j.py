@@ -1130,6 +1130,7 @@ class Neo4jStore(Store):
             best=[check_predicate(p) for p in plan.best],
             relevance=dict(plan.relevance),
             ends=plan.ends,
+            small=plan.small,
             hub_degree=plan.hub_degree,
         )
         facts = {f.seq: f for f in map(_fact, row["facts"])}
