@@ -234,10 +234,32 @@ class Token:
 
 def tokens(text: str) -> list[Token]:
     """Every word of ``text`` with its position and stem."""
+    letters = _name_letters(text) if "a" in text.lower() else frozenset()
     return [
-        Token(i, w, stem(w), p, raw, g, w in STOPWORDS)
+        Token(i, w, stem(w), p, raw, g, w in STOPWORDS and g not in letters)
         for i, (w, raw, p, g) in enumerate(_split(text))
     ]
+
+
+# "a" that cannot be the article: an article goes before its noun, so an "a" ending a
+# clause, owning something or joined to another word is a letter of a name ("in stack
+# room A?", "A's keys", "lot 7731-a").
+_LETTER_A = re.compile(r"(?<![^\W_])[aA](?![^\W_])")
+_CLAUSE_END = re.compile(r"\s*(?:[?.!,;:)\]]|$)")
+
+
+def _name_letters(text: str) -> frozenset[int]:
+    """The written words (groups of :func:`_split`) that are the letter "a" of a name."""
+    at = {
+        m.start()
+        for m in _LETTER_A.finditer(text)
+        if text[m.start() - 1 : m.start()] in ("-", "_")
+        or text[m.end() : m.end() + 1] in ("-", "_", "'", "’")
+        or _CLAUSE_END.match(text, m.end())
+    }
+    if not at:
+        return frozenset()
+    return frozenset(g for g, m in enumerate(_WORD.finditer(text)) if m.start() in at)
 
 
 @lru_cache(maxsize=100_000)

@@ -218,6 +218,34 @@ def test_partial_ids_and_look_alikes_never_cross(memory: Memory) -> None:
     assert best(memory, "is pump nineteen running?").answer.startswith("no: stopped")
 
 
+def test_a_look_alike_of_the_name_asked_about_is_never_read_as_it(memory: Memory) -> None:
+    # The question names a mark (a number, a letter alone) beside a name's other words
+    # that is not the name's own: it asks about another entity, maybe one not in memory.
+    memory.remember_many(
+        [
+            ("Box_44", "LOCATED_IN", "Stack_Room_B"),
+            ("Crew_120", "WORKS_ON", "DIG-19"),
+            ("Crew 12", "WORKS_ON", "DIG-09"),
+        ]
+    )
+    room = best(memory, "Would I find box 44 in stack room A?")
+    assert room.answer.startswith("no: Stack_Room_B"), room.answer
+    assert best(memory, "which dig is the 12 crew on?").values == ("DIG-09",)
+    assert best(memory, "crew 120 - which dig?").values == ("DIG-19",)
+    assert best(memory, "where's the box 44 kept").values == ("Stack_Room_B",)
+
+
+def test_the_asker_is_the_entity_their_handle_names(memory: Memory) -> None:
+    # "I", "me", "my" are the speaker; a handle and the name facts use differ in case and
+    # punctuation only.
+    memory.remember("JE-10420", "APPROVED_BY", "Ewa Nowak")
+    memory.remember("Ewa Nowak", "ON_SHIFT", "late shift")
+    shift = memory.ask("which shift am I on?", speaker="ewa.nowak", min_confidence=0)
+    assert shift.values == ("late shift",)
+    verdict = memory.ask("is 10420 approved by me?", speaker="ewa.nowak", min_confidence=0)
+    assert verdict.answer == "yes"
+
+
 def test_unknown_when_the_memory_does_not_hold_it_with_the_reason(memory: Memory) -> None:
     memory.remember("Service_Payments", "OWNED_BY", "Payments_Team")
     memory.remember("Service_Search", "OWNED_BY", "Search_Team")

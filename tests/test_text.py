@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxneo import text
-from ctxneo.text import index_keys, name_stems, split_words, stem
+from ctxneo.text import index_keys, name_stems, split_words, stem, tokens
 
 
 def _pieces_in_full(raw: str) -> tuple[str, ...]:
@@ -84,3 +84,16 @@ def test_name_stems_of_any_text_are_the_stems_piece_by_piece(name: str) -> None:
     text.name_stems.cache_clear()  # (computed afresh, not found from an earlier example)
     assert name_stems(name) == _stems_in_full(name)
     assert name_stems(name) == _stems_in_full(name)  # and again, from the caches
+
+
+def test_an_a_that_cannot_be_the_article_is_a_letter_of_a_name() -> None:
+    def letter(text: str) -> bool:
+        (a,) = [t for t in tokens(text) if t.word == "a"]
+        return not a.stop
+
+    assert letter("is it in stack room A?")  # (an article goes before its noun)
+    assert letter("A's keys are where?")
+    assert letter("where is lot 7731-a now")
+    assert letter("Plan A, then")
+    assert not letter("is this a test?")
+    assert not letter("where is a van")

@@ -20,7 +20,7 @@ from ctxneo.answering.entities import Cover, cover
 from ctxneo.answering.question import Question
 from ctxneo.meaning import Meaning
 from ctxneo.stores.base import EntityHit
-from ctxneo.text import is_identifier, name_stems, split_words
+from ctxneo.text import Token, is_identifier, name_stems, split_words
 
 #: "I", "me", "my": the asking agent.
 FIRST_PERSON = frozenset({"i", "me", "my", "mine"})
@@ -31,10 +31,10 @@ LINK_FEATURES = (
     "positions",
     "name_parts",
     "spread",
-    "name_has_digits",
-    "digits_matched",
-    "digits_missed",
-    "question_digit_unmatched",
+    "name_has_marks",
+    "marks_matched",
+    "marks_missed",
+    "question_mark_unmatched",
     "rarity",
     "sharing",
     "dominated",
@@ -153,12 +153,12 @@ def candidates(
     # Whether this memory keeps the words facts were said in (some hit was found by them):
     # where it does not, no entity is found by its facts' words, named or not.
     texts_seen = float(any(h.said for h in hits))
-    question_digits = {t.pos for t in words if t.word.isdigit()}
+    question_marks = {t.pos for t in words if not t.stop and _mark(t.word)}
     out: list[Anchor] = []
     for name, alias, c, surface, said in covers:
         parts = name_stems(surface)
-        digits = [s for s in parts if s.isdigit()]
-        matched_digits = [s for s in c.stems if s.isdigit()]
+        marks = [s for s in parts if _mark(s)]
+        matched_marks = [s for s in c.stems if _mark(s)]
         # The anchor's positions are its name's: those are not relation words. Words its
         # facts were said in may well be ("Harbor St *opens* at 11" for "when does harbor
         # st open?"), so they only count as features.
@@ -171,6 +171,8 @@ def candidates(
             )
             for _, _, oc, _, _ in covers
         )
+        if _other_mark(words, named, marks, matched_marks):
+            continue  # a look-alike of the entity named, not it
         covered = [words[p] for p in sorted(named)]
         features = (
             c.coverage,
@@ -178,10 +180,10 @@ def candidates(
             float(len(named)),
             float(len(parts)),
             float(max(named) - min(named) + 1 - len(named)) if named else 0.0,
-            float(bool(digits)),
-            float(len(matched_digits)),
-            float(len(digits) - len(set(matched_digits))),
-            float(bool(question_digits - named) and bool(digits)),
+            float(bool(marks)),
+            float(len(matched_marks)),
+            float(len(marks) - len(set(matched_marks))),
+            float(bool(question_marks - named) and bool(marks)),
             min((1.0 / having[st] for st in c.stems), default=0.0),
             float(max((having[st] for st in c.stems), default=0)),
             float(dominated),
@@ -209,7 +211,7 @@ def candidates(
         )
         p = linker.probability(features) if linker is not None else _prior(features)
         out.append(Anchor(name, named, c.coverage, c.exact, features, p))
-    if speaker and any(t.word in FIRST_PERSON for t in words):
+    if speaker and first_person(q):
         mine = frozenset(t.pos for t in words if t.word in FIRST_PERSON)
         f = [0.0] * len(LINK_FEATURES)
         f[LINK_FEATURES.index("first_person")] = 1.0
@@ -217,6 +219,52 @@ def candidates(
         f[LINK_FEATURES.index("name_parts")] = float(len(split_words(speaker)))
         feats = tuple(f)
         p = linker.probability(feats) if linker is not None else 0.9
-        out.append(Anchor(speaker, mine, 1.0, True, feats, p))
+        out.append(Anchor(speaker_entity(speaker, hits), mine, 1.0, True, feats, p))
     out.sort(key=lambda a: (-a.p, -a.coverage, a.entity))
     return out
+
+
+def first_person(q: Question) -> bool:
+    """Whether the question speaks of its asker ("my shift", "assigned to me")."""
+    return any(t.word in FIRST_PERSON for t in q.words)
+
+
+def speaker_entity(speaker: str, hits: Sequence[EntityHit]) -> str:
+    """The entity the asker is in memory: one named as the speaker is, else one whose name
+    has the same words. A person's handle and their name in facts differ in case and
+    punctuation only ("ewa.nowak" asks "is it approved by me?" of a fact "approved_by
+    Ewa Nowak"); the reader looks the speaker's words up with the question's."""
+    words = split_words(speaker)
+    if not words or any(h.name == speaker for h in hits):
+        return speaker
+    same = sorted(h.name for h in hits if split_words(h.name) == words)
+    return same[0] if same else speaker
+
+
+def _mark(word: str) -> bool:
+    """Whether a word of a name tells it from its look-alikes: a number or a letter alone
+    ("Pump_09" / "Pump_19", "Stack Room A" / "Stack_Room_B"). A question that names
+    another mark than a name's names another entity."""
+    return word.isdigit() or (len(word) == 1 and word.isalpha())
+
+
+def _same_mark(a: str, b: str) -> bool:
+    return a == b or (a.isdigit() and b.isdigit() and int(a) == int(b))  # "9" is "09"
+
+
+def _other_mark(
+    words: Sequence[Token], named: frozenset[int], marks: list[str], matched: list[str]
+) -> bool:
+    """Whether the question gives another mark right beside the words it names a name by,
+    where the name has a mark the question leaves out: "crew 12" does not name
+    ``Crew_120``, nor "stack room A" ``Stack_Room_B``. Such a name is a look-alike of the
+    one asked about, which may not be in memory at all; reading it instead would answer
+    about the wrong thing."""
+    if not named or not any(m not in matched for m in marks):
+        return False
+    for p in (min(named) - 1, max(named) + 1):
+        if 0 <= p < len(words) and p not in named:
+            t = words[p]
+            if not t.stop and _mark(t.word) and not any(_same_mark(t.word, m) for m in marks):
+                return True
+    return False

@@ -30,7 +30,7 @@ from ctxneo.answering.entities import cover
 from ctxneo.answering.forms import FORMS
 from ctxneo.answering.learned import ReaderModel
 from ctxneo.answering.lexicon import Lexicon
-from ctxneo.answering.linking import LINK_FEATURES, Anchor, candidates
+from ctxneo.answering.linking import LINK_FEATURES, Anchor, candidates, first_person
 from ctxneo.answering.match import Matcher
 from ctxneo.answering.question import Question, lookup_keys, read_question
 from ctxneo.answering.readings import (
@@ -45,6 +45,7 @@ from ctxneo.answering.readings import (
 from ctxneo.meaning import Meaning, WordVectors
 from ctxneo.model import UNKNOWN, Answer, Fact, Reading, Trace
 from ctxneo.stores.base import Store
+from ctxneo.text import name_stems
 from ctxneo.tokens import estimate_tokens
 
 #: Answer only at or above this confidence: the confidence is calibrated, so by default
@@ -138,8 +139,11 @@ class Reader:
     ) -> Read:
         q = read_question(text)
         matcher = Matcher(q, self.meaning, self.model.association, self.lexicon)
+        keys = lookup_keys(q)
+        if speaker and first_person(q):
+            keys = sorted({*keys, *name_stems(speaker)})  # (whose name the asker goes by)
         vocabulary = self.store.vocabulary(
-            lookup_keys(q),
+            keys,
             limit=CANDIDATES,
             described=described_ahead(matcher, self.store.known_predicates(), as_of),
         )
