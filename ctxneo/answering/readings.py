@@ -294,6 +294,7 @@ class Walker:
             if len(tie.hops) != 1:
                 continue
             start = tie.anchor.entity
+            grown: dict[tuple[Hop, ...], Shape] = {}
             for path, end in zip(tie.paths, tie.ends, strict=True):
                 if end == start or end not in names:
                     continue
@@ -305,8 +306,9 @@ class Walker:
                         walk = (*path, *p)
                         if start in s.nodes(i) or tuple(f.seq for f in walk) in have:
                             continue
-                        shape = self._add(tie.anchor, hops, walk, e)
-                        shape.relevance = self.relevance(shape)
+                        grown[hops] = self._add(tie.anchor, hops, walk, e)
+            for shape in grown.values():
+                shape.relevance = self.relevance(shape)  # (of its anchor and hops alone)
 
     def _add(
         self, anchor: Anchor, hops: tuple[Hop, ...], path: tuple[Fact, ...], end: str
