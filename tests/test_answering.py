@@ -235,6 +235,26 @@ def test_a_look_alike_of_the_name_asked_about_is_never_read_as_it(memory: Memory
     assert best(memory, "where's the box 44 kept").values == ("Stack_Room_B",)
 
 
+def test_a_verdict_is_on_the_slot_of_the_subject_the_question_names(memory: Memory) -> None:
+    # "Is V the P of X?" is judged on X's own P: another subject whose P is V (one the
+    # words only describe, a look-alike, a sibling) does not make it yes.
+    memory.remember_many(
+        [
+            ("Forklift F-21", "OPERATED_BY", "Tomasz Wren"),
+            ("Forklift F-12", "OPERATED_BY", "Lena Ortiz"),
+            ("Forklift F-12", "PARKED_AT", "Bay 3"),
+        ]
+    )
+    for question in ("is Tomasz Wren operating forklift F-12?", "Is Lena Ortiz operating F-21?"):
+        readings = memory.trace(question, k=10).readings
+        assert not any(r.answer == "yes" for r in readings), question
+    assert best(memory, "is Tomasz Wren operating forklift F-12?").answer.startswith(
+        "no: Lena Ortiz"
+    )
+    # With no subject of the relation named, the subjects of the value are what it asks.
+    assert best(memory, "is Tomasz Wren operating a forklift?").answer == "yes"
+
+
 def test_the_asker_is_the_entity_their_handle_names(memory: Memory) -> None:
     # "I", "me", "my" are the speaker; a handle and the name facts use differ in case and
     # punctuation only.

@@ -57,6 +57,9 @@ FRONTIER = 80
 PATHS_PER_SHAPE = 300
 #: Walks one further hop may add in all, whatever the degrees met.
 STEP_BUDGET = 800
+#: How surely an entity must be named for the question to be about its own value of a
+#: relation (see :func:`_value_side`).
+CLAIM_SUBJECT_P = 0.5
 #: Shapes read in every form and ranked, best named first.
 MAX_SHAPES = 25
 #: Predicates read through a hub, best named first.
@@ -530,6 +533,7 @@ def readings(
     last_slots: dict[int, list[Slot]] = {}
     reached: dict[int, dict[str, tuple[Fact, ...]]] = {}  # shape -> slot node -> walk to it
     slots = bool(forms & {"earlier", "yesno", "speaker"})
+    named = _named(walker)
     if slots:
         for i, s in enumerate(shapes):
             reached[i] = walks = _walks_to_slots(s)
@@ -555,6 +559,8 @@ def readings(
             out.append(Candidate("speaker", "", s, speakers, last, render_values(speakers)))
         for node, hop in last_slots.get(i, ()):
             slot = walker.slot(node, hop)
+            if len(s.hops) == 1 and s.anchor.entity not in named and _held_by(walker, named, hop):
+                continue  # (an unnamed subject's slot, when the question names its own)
             if slot:
                 made = _slot_readings(walker, s, hop, slot, values, claims, forms)
                 if "yesno" in forms and stated:
@@ -770,14 +776,19 @@ def _closing(fact: Fact, slot: list[Fact]) -> Fact | None:
 
 
 def _value_side(walker: Walker, claims: Sequence[Anchor], forms: frozenset[str]) -> list[Candidate]:
-    """Readings from a value the question names: the slots it is (or was) a value of."""
+    """Readings from a value the question names: the slots it is (or was) a value of, but
+    not another subject's when the question names a subject of the relation
+    (:func:`_held_by`)."""
     out: list[Candidate] = []
+    named = _named(walker)
     for c in claims:
         for (node, back), facts in list(walker.slots.items()):
             if node != c.entity or back.forward or len(facts) > SMALL:
                 continue  # (a value of many subjects is a kind, not the value of one slot)
+            hop = Hop(back.predicate, True)
             for subject in dict.fromkeys(f.subject for f in facts):
-                hop = Hop(back.predicate, True)
+                if subject not in named and _held_by(walker, named - {c.entity}, hop):
+                    continue  # (the question names another subject of this relation)
                 slot = walker.slot(subject, hop)
                 if not slot:
                     continue
@@ -796,6 +807,19 @@ def _value_side(walker: Walker, claims: Sequence[Anchor], forms: frozenset[str])
                     none.from_value = True
                     out.append(none)
     return out
+
+
+def _named(walker: Walker) -> set[str]:
+    """The entities the question surely names by their names."""
+    return {a.entity for a in walker.anchors if a.p >= CLAIM_SUBJECT_P and a.coverage > 0}
+
+
+def _held_by(walker: Walker, named: set[str], hop: Hop) -> bool:
+    """Whether a named entity has a value now in this relation: the question asks about
+    its slot, not about that of a subject it does not name (a subject the words describe,
+    a look-alike, another subject of the value it names: "is Ana on bus 310?" is not
+    answered by bus 301's driver being Ana)."""
+    return any(walker.current(f) for n in named for f in walker.slot(n, hop))
 
 
 def nones(walker: Walker) -> list[Candidate]:
