@@ -58,7 +58,7 @@ PATHS_PER_SHAPE = 300
 #: Walks one further hop may add in all, whatever the degrees met.
 STEP_BUDGET = 800
 #: How surely an entity must be named for the question to be about its own value of a
-#: relation (see :func:`_value_side`).
+#: relation (see :func:`_held_by`).
 CLAIM_SUBJECT_P = 0.5
 #: Shapes read in every form and ranked, best named first.
 MAX_SHAPES = 25
