@@ -558,9 +558,9 @@ def readings(
             last = tuple(dict.fromkeys(p[-1] for p in s.paths))
             out.append(Candidate("speaker", "", s, speakers, last, render_values(speakers)))
         for node, hop in last_slots.get(i, ()):
-            slot = walker.slot(node, hop)
             if len(s.hops) == 1 and s.anchor.entity not in named and _held_by(walker, named, hop):
                 continue  # (an unnamed subject's slot, when the question names its own)
+            slot = walker.slot(node, hop)
             if slot:
                 made = _slot_readings(walker, s, hop, slot, values, claims, forms)
                 if "yesno" in forms and stated:
@@ -569,7 +569,7 @@ def readings(
                         made.append(verdict)
                 out += _joined(made, reached[i][node])
     if slots:
-        out += _value_side(walker, claims, forms)
+        out += _value_side(walker, claims, forms, named)
     return out
 
 
@@ -775,12 +775,13 @@ def _closing(fact: Fact, slot: list[Fact]) -> Fact | None:
     return next((f for f in slot if f.seq == fact.valid_to), None)
 
 
-def _value_side(walker: Walker, claims: Sequence[Anchor], forms: frozenset[str]) -> list[Candidate]:
+def _value_side(
+    walker: Walker, claims: Sequence[Anchor], forms: frozenset[str], named: set[str]
+) -> list[Candidate]:
     """Readings from a value the question names: the slots it is (or was) a value of, but
-    not another subject's when the question names a subject of the relation
+    not another subject's when the question names (``named``) a subject of the relation
     (:func:`_held_by`)."""
     out: list[Candidate] = []
-    named = _named(walker)
     for c in claims:
         for (node, back), facts in list(walker.slots.items()):
             if node != c.entity or back.forward or len(facts) > SMALL:
