@@ -3,7 +3,7 @@
 // its own values are current) reads the facts between the subject and those
 // objects alone, so a batch into a hub costs the batch, not the hub's degree.
 UNWIND $keys AS key
-MATCH (s:Entity {ns: $ns, name: key.s})
+MATCH (s:Entity {ns: $ns, name: key.s}) USING INDEX SEEK s:Entity(ns, name)
 CALL (s, key) {
   WITH s, key WHERE key.objects IS NULL
   MATCH (s)-[r:$(key.p)]->(o:Entity)
@@ -12,7 +12,7 @@ CALL (s, key) {
   UNION
   WITH s, key WHERE key.objects IS NOT NULL
   UNWIND key.objects AS name
-  MATCH (o:Entity {ns: $ns, name: name})
+  MATCH (o:Entity {ns: $ns, name: name}) USING INDEX SEEK o:Entity(ns, name)
   MATCH (s)-[r:$(key.p)]->(o)
   WHERE r.valid_to IS NULL
   RETURN r, o

@@ -5,7 +5,7 @@
 // still leave the vocabulary's one row.)
 CALL (at, seen) {
   CALL (seen) {
-    MATCH (s)-[r:`TYPE`]->()
+    MATCH (s)-[r:`TYPE`]->() USING SCAN r:`TYPE`
     WHERE s.ns = $ns AND r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen)
     WITH DISTINCT s LIMIT $max_subjects + 1
     RETURN collect(s) AS subjects

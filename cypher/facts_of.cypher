@@ -10,7 +10,7 @@ OPTIONAL MATCH (m:CtxneoMemory {ns: $ns})
 WITH CASE WHEN $at IS NULL THEN coalesce(m.seq, 0) ELSE $at END AS at
 WITH at, CASE WHEN $as_of IS NULL OR $as_of > at THEN at ELSE $as_of END AS seen
 UNWIND $names AS name
-MATCH (e:Entity {ns: $ns, name: name})
+MATCH (e:Entity {ns: $ns, name: name}) USING INDEX SEEK e:Entity(ns, name)
 CALL (e, at, seen) {
   MATCH (e)-[r]-()
   WHERE r.valid_from <= at

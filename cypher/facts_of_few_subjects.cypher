@@ -8,7 +8,7 @@ OPTIONAL MATCH (m:CtxneoMemory {ns: $ns})
 WITH CASE WHEN $at IS NULL THEN coalesce(m.seq, 0) ELSE $at END AS at
 WITH at, CASE WHEN $as_of IS NULL OR $as_of > at THEN at ELSE $as_of END AS seen
 CALL (seen) {
-  MATCH (s)-[r:`TYPE`]->()
+  MATCH (s)-[r:`TYPE`]->() USING SCAN r:`TYPE`
   WHERE s.ns = $ns AND r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen)
   WITH DISTINCT s LIMIT $max_subjects + 1
   RETURN collect(s) AS subjects

@@ -3,7 +3,7 @@
 // starts (see facts_of.cypher): a supersession in flight is seen whole or not at all.
 OPTIONAL MATCH (m:CtxneoMemory {ns: $ns})
 WITH coalesce(m.seq, 0) AS at
-MATCH (s:Entity {ns: $ns, name: $subject})-[r]->(o:Entity)
+MATCH (s:Entity {ns: $ns, name: $subject})-[r]->(o:Entity) USING INDEX SEEK s:Entity(ns, name)
 WHERE ($predicate IS NULL OR type(r) = $predicate) AND r.valid_from <= at
 WITH s, r, o, at ORDER BY r.seq DESC LIMIT coalesce($limit, 9223372036854775807)
 RETURN s.name AS s, type(r) AS p, o.name AS o, r.seq AS seq, r.valid_from AS valid_from,

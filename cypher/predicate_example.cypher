@@ -1,7 +1,7 @@
 // One current fact of one relationship type (written in by with_type) in this
 // namespace: an example of how the predicate is used.
 CALL () {
-  MATCH (s)-[r:`TYPE`]->(o)
+  MATCH (s)-[r:`TYPE`]->(o) USING SCAN r:`TYPE`
   WHERE s.ns = $ns AND r.valid_to IS NULL
   RETURN s, r, o LIMIT 1
 }
