@@ -321,14 +321,18 @@ class Asked:
     labels: list[int]
     keys: list[tuple[int, int, str, str]]  # hops, newest evidence, answer, form
     answerable: bool
+    kind: str = ""  # the question's type label: for measuring by kind, never a feature
 
 
-def asked(r_ranked: Sequence[Candidate], labels: list[int], answerable: bool) -> Asked:
+def asked(
+    r_ranked: Sequence[Candidate], labels: list[int], answerable: bool, kind: str = ""
+) -> Asked:
     return Asked(
         [c.features for c in r_ranked],
         labels,
         [(len(c.shape.hops), newest(c), c.answer, c.form) for c in r_ranked],
         answerable,
+        kind,
     )
 
 
@@ -346,11 +350,13 @@ def read_scenarios(
             r = reader_of(memory).read(turn.text, speaker=turn.speaker)
             if not r.ranked:
                 return
+            kind = turn.query_type or ""
             if only is not None or unknown_asked(turn):
-                out.append(asked(r.ranked, [0] * len(r.ranked), False))
+                out.append(asked(r.ranked, [0] * len(r.ranked), False, kind))
                 return
             needed = needed_triples(turn, facts)
-            out.append(asked(r.ranked, [relevance(c, turn, needed) for c in r.ranked], True))
+            labels = [relevance(c, turn, needed) for c in r.ranked]
+            out.append(asked(r.ranked, labels, True, kind))
 
         return visit
 
@@ -451,19 +457,25 @@ def top_inputs(g: Asked, scores: np.ndarray) -> tuple[list[float], int]:
     return inputs, int(g.answerable and g.labels[best] > 0)
 
 
+#: The answering model's trees (how many: ANSWERING_TREES).
+ANSWERING_PARAMS = {
+    "objective": "binary",
+    "learning_rate": 0.05,
+    "num_leaves": 15,
+    "max_depth": 4,
+    "min_data_in_leaf": 30,
+    "feature_fraction": 0.8,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 1,
+}
+
+
 def fit_answering(inputs: list[list[float]], labels: list[int]) -> Trees:
     """Whether to answer: boosted trees on out-of-fold readings of the corpus."""
     import lightgbm as lgb
 
     params = {
-        "objective": "binary",
-        "learning_rate": 0.05,
-        "num_leaves": 15,
-        "max_depth": 4,
-        "min_data_in_leaf": 30,
-        "feature_fraction": 0.8,
-        "bagging_fraction": 0.8,
-        "bagging_freq": 1,
+        **ANSWERING_PARAMS,
         "seed": SEED,
         "deterministic": True,
         "force_row_wise": True,

@@ -255,6 +255,24 @@ def test_a_verdict_is_on_the_slot_of_the_subject_the_question_names(memory: Memo
     assert best(memory, "is Tomasz Wren operating a forklift?").answer == "yes"
 
 
+def test_a_value_withdrawn_is_no_not_unknown(memory: Memory) -> None:
+    # Asked to confirm a value whose fact was retracted (nothing replaced it), memory
+    # knows the answer: it no longer holds.
+    memory.remember("Sam Reid", "HOLDING", "WILL-D-01")
+    memory.remember("Sam Reid", "WORKS_AT", "Harlow Office")
+    memory.retract("Sam Reid", "HOLDING")
+    verdict = best(memory, "is Sam Reid still holding WILL-D-01?")
+    assert verdict.answer.startswith("no: nothing holds now")
+    assert [(f.predicate, f.object, f.valid_to is not None) for f in verdict.evidence] == [
+        ("HOLDING", "WILL-D-01", True)
+    ]
+    # Asked of the relation alone, the verdict is among the readings.
+    readings = memory.trace("is Sam Reid still holding anything?", k=10).readings
+    assert any(r.answer.startswith("no: nothing holds now") for r in readings)
+    # Asked what holds, it still does not know (a withdrawal is not a new value).
+    assert memory.ask("What is Sam Reid holding?").answer == UNKNOWN
+
+
 def test_the_asker_is_the_entity_their_handle_names(memory: Memory) -> None:
     # "I", "me", "my" are the speaker; a handle and the name facts use differ in case and
     # punctuation only.

@@ -41,6 +41,7 @@ from ctxneo.answering.readings import (
     intersections,
     nones,
     readings,
+    withdrawn,
 )
 from ctxneo.meaning import Meaning, WordVectors
 from ctxneo.model import UNKNOWN, Answer, Fact, Reading, Trace
@@ -181,6 +182,7 @@ class Reader:
         )
         found = readings(walker, shapes, claims, asked, stated)
         found += nones(walker)
+        found += withdrawn(walker, claims, asked, stated)
         found += intersections(shapes)
         type_words = tuple((q.words[p].word, q.words[p].stem) for p in sorted(q.type_positions))
         ranked_predicates = walker.ranked_predicates()

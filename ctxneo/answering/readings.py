@@ -837,6 +837,44 @@ def nones(walker: Walker) -> list[Candidate]:
     return out
 
 
+def withdrawn(
+    walker: Walker, claims: Sequence[Anchor], forms: frozenset[str], stated: frozenset[str]
+) -> list[Candidate]:
+    """Verdicts on a relation of a named entity whose every value was withdrawn (none
+    replaced): "is Sam still carrying the will?" once that fact was retracted is "no",
+    not a question memory cannot answer. Asked of a value the question names (a claim)
+    that the slot held, or, for a question that reads as yes/no (``stated``), of the
+    relation itself."""
+    if "yesno" not in forms:
+        return []
+    named = _named(walker)
+    out: list[Candidate] = []
+    for (node, hop), slot in list(walker.slots.items()):
+        if node not in named or not slot or any(walker.current(f) for f in slot):
+            continue
+        seqs = {f.seq for f in slot}
+        if any(f.valid_to in seqs for f in slot):
+            continue  # replaced, then withdrawn: what holds is unknown, not "nothing"
+        anchor = next(a for a in walker.anchors if a.entity == node)
+        shape = Shape(anchor, (hop,), [(slot[-1],)], [hop.end(slot[-1])])
+        held = [c for c in claims if c.entity != node and any(hop.end(f) == c.entity for f in slot)]
+        for c in held:
+            last = [f for f in slot if hop.end(f) == c.entity][-1]
+            answer = f"no: nothing holds now ({c.entity} withdrawn)"
+            out.append(
+                Candidate("yesno", "no", shape, (), (last,), answer, claim=c, slot=tuple(slot))
+            )
+        if stated and not held:
+            gone = render_values(tuple(dict.fromkeys(hop.end(f) for f in slot)))
+            answer = f"no: nothing holds now ({gone} withdrawn)"
+            out.append(
+                Candidate(
+                    "yesno", "no", shape, (), (slot[-1],), answer, slot=tuple(slot), stated=True
+                )
+            )
+    return out
+
+
 def intersections(shapes: Sequence[Shape], limit: int = 12) -> list[Candidate]:
     """Values two anchors' shapes share, when fewer than either shape has."""
     best = sorted((s for s in shapes if not s.described), key=lambda s: (-s.relevance, s.key[0]))[

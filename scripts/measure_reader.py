@@ -1,0 +1,160 @@
+"""Measure a reader design out of fold on the training corpus (never reported as accuracy).
+
+    pip install '.[train]'
+    python scripts/measure_reader.py                  # train/, 5 domain folds, seed 1
+    python scripts/measure_reader.py --seeds 1 2 3    # the mean of three model seeds
+
+How a change to the reader (a feature, a rule, a candidate) is chosen: every question of
+a fold of domains is read by parts (forms, linker, association) fitted on the other
+folds, its readings ranked by a ranker fitted on the other folds, and whether to answer
+decided by an answering model fitted on the other folds' out-of-fold readings. So each
+figure is what the design does on domains it was not fitted on:
+
+- top-1: answerable questions whose best reading is right;
+- AUC: of the answering model, over answerable questions and their unanswerable twins;
+- right / wrong at 0.5: answers given (answering probability ≥ 0.5) and right, or not;
+- twins answered at 0.5: unanswerable variants given an answer.
+
+MetaQA is left out (it is fitted on, not measured, here), so the figures are the
+corpus's alone. Keys are read to grade, as in build_reader.py; nothing here ships.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import build_reader as build
+
+from ctxneo.answering.reader import Reader
+from ctxneo.meaning import WordVectors
+from ctxneo.model import Scenario
+from ctxneo.scenarios import load_suite
+
+
+def auc(scores: Sequence[float], labels: Sequence[int]) -> float:
+    """The probability that a right answer scores above a wrong one (ties count half)."""
+    s, y = np.asarray(scores), np.asarray(labels)
+    ranks = np.empty(len(s))
+    order = np.argsort(s, kind="mergesort")
+    ranks[order] = np.arange(1, len(s) + 1)
+    for value in np.unique(s):  # average ranks of ties
+        tied = s == value
+        ranks[tied] = ranks[tied].mean()
+    pos = int(y.sum())
+    neg = len(y) - pos
+    return float((ranks[y == 1].sum() - pos * (pos + 1) / 2) / (pos * neg))
+
+
+def read_folds(train: list[Scenario], meaning: WordVectors) -> list[list[build.Asked]]:
+    domains = sorted({s.name.split("_")[0] for s in train})
+    fold = {d: i % build.FOLDS for i, d in enumerate(domains)}
+    folds = []
+    for k in range(build.FOLDS):
+        held = [s for s in train if fold[s.name.split("_")[0]] == k]
+        rest = [s for s in train if fold[s.name.split("_")[0]] != k]
+        build.say(f"fold {k + 1}/{build.FOLDS}: parts fitted on {len(rest)} scenarios")
+        part = build.fit_parts(rest, meaning, None)
+        folds.append(
+            build.read_scenarios(
+                held, lambda m, part=part: Reader(m.store, meaning, part), variants=True
+            )
+        )
+    return folds
+
+
+def measure(folds: list[list[build.Asked]], seed: int) -> dict[str, float]:
+    build.SEED = seed
+    inputs: list[list[list[float]]] = []
+    labels: list[list[int]] = []
+    top1 = 0
+    for k, held in enumerate(folds):
+        trees = build.fit_ranker([g for j, f in enumerate(folds) if j != k for g in f], True)
+        fold_in, fold_y = [], []
+        for g in held:
+            row, ok = build.top_inputs(g, trees.predict(np.asarray(g.rows)))
+            fold_in.append(row)
+            fold_y.append(ok)
+            top1 += ok
+        inputs.append(fold_in)
+        labels.append(fold_y)
+    probability: list[float] = []
+    truth: list[int] = []
+    twin: list[bool] = []
+    kinds: list[str] = []
+    for k, held in enumerate(folds):
+        others = [j for j in range(len(folds)) if j != k]
+        answering = build.fit_answering(
+            [r for j in others for r in inputs[j]], [y for j in others for y in labels[j]]
+        )
+        raw = answering.predict(np.asarray(inputs[k]))  # the trees' log-odds
+        probability += list(1.0 / (1.0 + np.exp(-raw)))
+        truth += labels[k]
+        twin += [not g.answerable for g in held]
+        kinds += [g.kind for g in held]
+    p = np.asarray(probability)
+    y = np.asarray(truth)
+    t = np.asarray(twin)
+    given = p >= 0.5
+    for kind in sorted(set(kinds)):
+        mine = np.asarray([k == kind for k in kinds]) & ~t
+        if mine.any():
+            build.say(
+                f"  {kind:>14}: {int(mine.sum()):>4} asked, top-1 {int(y[mine].sum()):>4}, "
+                f"right at 0.5 {int((given & mine & (y == 1)).sum()):>4}, "
+                f"wrong {int((given & mine & (y == 0)).sum()):>3}"
+            )
+    return {
+        "top1": top1,
+        "answerable": int((~t).sum()),
+        "twins": int(t.sum()),
+        "auc": auc(p, y),
+        "right": int((given & (y == 1)).sum()),
+        "wrong": int((given & (y == 0) & ~t).sum()),
+        "twins_answered": int((given & t).sum()),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--train", nargs="+", default=[str(build.ROOT / "train")])
+    ap.add_argument("--seeds", nargs="+", type=int, default=[1])
+    ap.add_argument(
+        "--cache",
+        help="a pickle of the folds' readings: written when absent, read when present "
+        "(to compare ranker or answering choices without reading the corpus again)",
+    )
+    args = ap.parse_args(argv)
+    started = time.monotonic()
+    cache = Path(args.cache) if args.cache else None
+    if cache is not None and cache.exists():
+        folds = pickle.loads(cache.read_bytes())
+    else:
+        folds = read_folds(load_suite(args.train), WordVectors.default())
+        if cache is not None:
+            cache.write_bytes(pickle.dumps(folds))
+    rows = [measure(folds, seed) for seed in args.seeds]
+    for seed, row in zip(args.seeds, rows, strict=True):
+        print(
+            f"seed {seed}: "
+            + ", ".join(f"{k} {v:.4f}" if k == "auc" else f"{k} {v}" for k, v in row.items())
+        )
+    mean = {k: sum(r[k] for r in rows) / len(rows) for k in rows[0]}
+    print(
+        "mean: "
+        + ", ".join(f"{k} {v:.4f}" if k == "auc" else f"{k} {v:.1f}" for k, v in mean.items())
+    )
+    build.say(f"measured in {time.monotonic() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
