@@ -41,6 +41,7 @@ from ctxneo.answering.readings import (
     intersections,
     nones,
     readings,
+    replaced,
     withdrawn,
 )
 from ctxneo.meaning import Meaning, WordVectors
@@ -387,8 +388,7 @@ def _retracted(walker: Walker, matcher: Matcher) -> Fact | None:
         anchor = named.get(node)
         if anchor is None or not hop.forward or any(walker.current(f) for f in slot):
             continue
-        seqs = {f.seq for f in slot}
-        if any(f.valid_to in seqs for f in slot):
+        if replaced(slot):
             continue  # replaced, then withdrawn: not what a retraction of it says
         if matcher.relevance(hop.predicate, anchor.positions) >= RETRACTED_RELEVANCE:
             found.append(max(slot, key=lambda f: f.valid_to or 0))

@@ -633,6 +633,12 @@ def _slot_readings(
     return out
 
 
+def replaced(slot: Sequence[Fact]) -> bool:
+    """Whether a newer value of the slot closed one of its values (not only withdrawals)."""
+    seqs = {f.seq for f in slot}
+    return any(f.valid_to in seqs for f in slot)
+
+
 def _none(
     s: Shape, hop: Hop, slot: list[Fact], current: list[Fact], multi: frozenset[str]
 ) -> Candidate | None:
@@ -640,8 +646,7 @@ def _none(
     (A single value retracted leaves the memory not knowing what holds now: no reading.)"""
     if current or not slot or hop.predicate not in multi:
         return None
-    seqs = {f.seq for f in slot}
-    if any(f.valid_to in seqs for f in slot):
+    if replaced(slot):
         return None  # superseded, not retracted: its last value is an earlier value
     return Candidate("none", "", s, (), tuple(slot), "none", slot=tuple(slot))
 
@@ -852,8 +857,7 @@ def withdrawn(
     for (node, hop), slot in list(walker.slots.items()):
         if node not in named or not slot or any(walker.current(f) for f in slot):
             continue
-        seqs = {f.seq for f in slot}
-        if any(f.valid_to in seqs for f in slot):
+        if replaced(slot):
             continue  # replaced, then withdrawn: what holds is unknown, not "nothing"
         anchor = next(a for a in walker.anchors if a.entity == node)
         shape = Shape(anchor, (hop,), [(slot[-1],)], [hop.end(slot[-1])])
