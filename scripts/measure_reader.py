@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from sklearn.metrics import roc_auc_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -38,20 +39,6 @@ from ctxneo.answering.reader import Reader
 from ctxneo.meaning import WordVectors
 from ctxneo.model import Scenario
 from ctxneo.scenarios import load_suite
-
-
-def auc(scores: Sequence[float], labels: Sequence[int]) -> float:
-    """The probability that a right answer scores above a wrong one (ties count half)."""
-    s, y = np.asarray(scores), np.asarray(labels)
-    ranks = np.empty(len(s))
-    order = np.argsort(s, kind="mergesort")
-    ranks[order] = np.arange(1, len(s) + 1)
-    for value in np.unique(s):  # average ranks of ties
-        tied = s == value
-        ranks[tied] = ranks[tied].mean()
-    pos = int(y.sum())
-    neg = len(y) - pos
-    return float((ranks[y == 1].sum() - pos * (pos + 1) / 2) / (pos * neg))
 
 
 def read_folds(train: list[Scenario], meaning: WordVectors) -> list[list[build.Asked]]:
@@ -116,7 +103,7 @@ def measure(folds: list[list[build.Asked]], seed: int) -> dict[str, float]:
         "top1": top1,
         "answerable": int((~t).sum()),
         "twins": int(t.sum()),
-        "auc": auc(p, y),
+        "auc": float(roc_auc_score(y, p)),
         "right": int((given & (y == 1)).sum()),
         "wrong": int((given & (y == 0) & ~t).sum()),
         "twins_answered": int((given & t).sum()),
