@@ -456,7 +456,10 @@ class Walker:
         """Keep the whole slots of ``nodes`` that ``facts`` (read with history) hold."""
         wanted = set(nodes)
         for f in sorted(facts, key=lambda f: f.seq):
-            for node in {f.subject, f.object} & wanted:
+            # Subject first, then object (not a set's order, which moves with the hash
+            # seed): the slots' order is the order their readings are offered in, and
+            # ties between readings are ranked in that order.
+            for node in dict.fromkeys(n for n in (f.subject, f.object) if n in wanted):
                 for hop, _ in _step(f, node):
                     self.slots.setdefault((node, hop), []).append(f)
         self._read_whole |= {(n, predicate) for n in wanted}
