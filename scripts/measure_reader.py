@@ -3,6 +3,7 @@
     pip install '.[train]'
     python scripts/measure_reader.py                  # train/, 5 domain folds, seed 1
     python scripts/measure_reader.py --seeds 1 2 3    # the mean of three model seeds
+    python scripts/measure_reader.py --extra NEW/     # what more training data is worth
 
 How a change to the reader (a feature, a rule, a candidate) is chosen: every question of
 a fold of domains is read by parts (forms, linker, association) fitted on the other
@@ -14,6 +15,12 @@ figure is what the design does on domains it was not fitted on:
 - AUC: of the answering model, over answerable questions and their unanswerable twins;
 - right / wrong at 0.5: answers given (answering probability ≥ 0.5) and right, or not;
 - twins answered at 0.5: unanswerable variants given an answer.
+
+With ``--extra``, the scenarios given are a group of their own, always among the
+others a fold is fitted on and never measured: the same questions are measured as
+without them, so the two runs say what that data adds. ``--at-false N`` also reports
+the answers right at the threshold that gives N false answers (wrong answers and twins
+answered), which compares designs at one precision rather than at 0.5.
 
 MetaQA is left out (it is fitted on, not measured, here), so the figures are the
 corpus's alone. Keys are read to grade, as in build_reader.py; nothing here ships.
@@ -41,14 +48,20 @@ from ctxneo.model import Scenario
 from ctxneo.scenarios import load_suite
 
 
-def read_folds(train: list[Scenario], meaning: WordVectors) -> list[list[build.Asked]]:
+def read_folds(
+    train: list[Scenario], meaning: WordVectors, extra: Sequence[Scenario] = ()
+) -> list[list[build.Asked]]:
+    """The domain folds of ``train`` read out of fold, then ``extra`` (when given) as a
+    last group, each read by parts fitted on every other group."""
     domains = sorted({s.name.split("_")[0] for s in train})
     fold = {d: i % build.FOLDS for i, d in enumerate(domains)}
+    groups = [[s for s in train if fold[s.name.split("_")[0]] == k] for k in range(build.FOLDS)]
+    if extra:
+        groups.append(list(extra))
     folds = []
-    for k in range(build.FOLDS):
-        held = [s for s in train if fold[s.name.split("_")[0]] == k]
-        rest = [s for s in train if fold[s.name.split("_")[0]] != k]
-        build.say(f"fold {k + 1}/{build.FOLDS}: parts fitted on {len(rest)} scenarios")
+    for k, held in enumerate(groups):
+        rest = [s for j, g in enumerate(groups) if j != k for s in g]
+        build.say(f"group {k + 1}/{len(groups)}: parts fitted on {len(rest)} scenarios")
         part = build.fit_parts(rest, meaning, None)
         folds.append(
             build.read_scenarios(
@@ -58,8 +71,13 @@ def read_folds(train: list[Scenario], meaning: WordVectors) -> list[list[build.A
     return folds
 
 
-def measure(folds: list[list[build.Asked]], seed: int) -> dict[str, float]:
+def measure(
+    folds: list[list[build.Asked]], seed: int, at_false: Sequence[int] = ()
+) -> dict[str, float]:
+    """The figures of the module docstring over the first FOLDS groups (a last group,
+    ``--extra``, is fitted on and never measured)."""
     build.SEED = seed
+    measured = build.FOLDS
     inputs: list[list[list[float]]] = []
     labels: list[list[int]] = []
     top1 = 0
@@ -70,14 +88,14 @@ def measure(folds: list[list[build.Asked]], seed: int) -> dict[str, float]:
             row, ok = build.top_inputs(g, trees.predict(np.asarray(g.rows)))
             fold_in.append(row)
             fold_y.append(ok)
-            top1 += ok
+            top1 += ok if k < measured else 0
         inputs.append(fold_in)
         labels.append(fold_y)
     probability: list[float] = []
     truth: list[int] = []
     twin: list[bool] = []
     kinds: list[str] = []
-    for k, held in enumerate(folds):
+    for k, held in enumerate(folds[:measured]):
         others = [j for j in range(len(folds)) if j != k]
         answering = build.fit_answering(
             [r for j in others for r in inputs[j]], [y for j in others for y in labels[j]]
@@ -99,6 +117,14 @@ def measure(folds: list[list[build.Asked]], seed: int) -> dict[str, float]:
                 f"right at 0.5 {int((given & mine & (y == 1)).sum()):>4}, "
                 f"wrong {int((given & mine & (y == 0)).sum()):>3}"
             )
+    # Right answers when answering best first until N false answers are given.
+    by_p = np.argsort(-p, kind="stable")
+    false_so_far = np.cumsum(y[by_p] == 0)
+    right_so_far = np.cumsum(y[by_p] == 1)
+    at = {
+        f"right_at_{n}_false": int(right_so_far[np.searchsorted(false_so_far, n, "right") - 1])
+        for n in at_false
+    }
     return {
         "top1": top1,
         "answerable": int((~t).sum()),
@@ -107,6 +133,7 @@ def measure(folds: list[list[build.Asked]], seed: int) -> dict[str, float]:
         "right": int((given & (y == 1)).sum()),
         "wrong": int((given & (y == 0) & ~t).sum()),
         "twins_answered": int((given & t).sum()),
+        **at,
     }
 
 
@@ -119,16 +146,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a pickle of the folds' readings: written when absent, read when present "
         "(to compare ranker or answering choices without reading the corpus again)",
     )
+    ap.add_argument(
+        "--extra",
+        nargs="+",
+        default=[],
+        help="scenarios always fitted on and never measured (what more data is worth)",
+    )
+    ap.add_argument(
+        "--at-false",
+        nargs="+",
+        type=int,
+        default=[],
+        metavar="N",
+        help="also report the answers right at the threshold that gives N false answers",
+    )
     args = ap.parse_args(argv)
     started = time.monotonic()
     cache = Path(args.cache) if args.cache else None
     if cache is not None and cache.exists():
         folds = pickle.loads(cache.read_bytes())
     else:
-        folds = read_folds(load_suite(args.train), WordVectors.default())
+        extra = load_suite(args.extra) if args.extra else []
+        folds = read_folds(load_suite(args.train), WordVectors.default(), extra)
         if cache is not None:
             cache.write_bytes(pickle.dumps(folds))
-    rows = [measure(folds, seed) for seed in args.seeds]
+    rows = [measure(folds, seed, args.at_false) for seed in args.seeds]
     for seed, row in zip(args.seeds, rows, strict=True):
         print(
             f"seed {seed}: "
