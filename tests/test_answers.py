@@ -156,6 +156,7 @@ def test_answers_are_the_same_under_any_hash_seed() -> None:
 #: between readings are ranked (a set's order once, moving with the hash seed).
 TIED_SCRIPT = """
 import json
+from ctxneo.answering.reader import Reader
 from ctxneo.memory import Memory
 m = Memory.open()
 m.remember("Crate_7", "PART_OF", "Order_19", speaker="packer")
@@ -163,7 +164,7 @@ m.remember("Crate_7", "HAS_STATUS", "sealed", speaker="packer")
 m.remember("Order_19", "HAS_PRIORITY", "high", speaker="planner")
 m.remember("Crate_7", "HAS_STATUS", "opened", speaker="packer")
 m.retract("Crate_7", "PART_OF", "Order_19")
-r = m._answerer.read("is Crate_7 still part of Order_19?")
+r = Reader(m.store).read("is Crate_7 still part of Order_19?")
 print(json.dumps([(c.answer, c.form, repr(c.score), c.features) for c in r.ranked]))
 """
 
