@@ -551,6 +551,34 @@ def fit_parts(scenarios: Sequence[Scenario], meaning: WordVectors, kg: KG | None
     return ReaderModel(forms, linker, fit_association(scenarios, meaning, linker))
 
 
+def read_folds(
+    train: Sequence[Scenario],
+    meaning: WordVectors,
+    kg: KG | None,
+    extra: Sequence[Scenario] = (),
+) -> list[list[Asked]]:
+    """``train``'s domain folds (scenarios grouped by the word their names start with),
+    then ``extra`` as a last group when given, each read (unanswerable variants too) by
+    parts fitted on every other group."""
+    domains = sorted({s.name.split("_")[0] for s in train})
+    fold = {d: i % FOLDS for i, d in enumerate(domains)}
+    # Each scenario with its group; the parts are fitted on the others in corpus order
+    # (the order they are fitted in is part of what a rebuild must repeat).
+    tagged = [(fold[s.name.split("_")[0]], s) for s in train]
+    tagged += [(FOLDS, s) for s in extra]
+    folds: list[list[Asked]] = []
+    groups = FOLDS + bool(extra)
+    for k in range(groups):
+        held = [s for j, s in tagged if j == k]
+        rest = [s for j, s in tagged if j != k]
+        say(f"fold {k + 1}/{groups}: parts fitted on {len(rest)} scenarios")
+        part = fit_parts(rest, meaning, kg)
+        folds.append(
+            read_scenarios(held, lambda m, part=part: Reader(m.store, meaning, part), variants=True)
+        )
+    return folds
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--train", nargs="+", default=[str(ROOT / "train")])
@@ -585,17 +613,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # read with parts fitted on the other folds (cross-fitting). Unanswerable variants are
     # read too, for the answering model (never for the ranker).
     # (folds by file: the scenarios of one domain share its predicates and names)
-    domains = sorted({s.name.split("_")[0] for s in train})
-    fold = {d: i % FOLDS for i, d in enumerate(domains)}
-    folds: list[list[Asked]] = []
-    for k in range(FOLDS):
-        held = [s for s in train if fold[s.name.split("_")[0]] == k]
-        rest = [s for s in train if fold[s.name.split("_")[0]] != k]
-        say(f"fold {k + 1}/{FOLDS}: parts fitted on {len(rest)} scenarios")
-        part = fit_parts(rest, meaning, kg)
-        folds.append(
-            read_scenarios(held, lambda m, part=part: Reader(m.store, meaning, part), variants=True)
-        )
+    folds = read_folds(train, meaning, kg)
     say("the parts, fitted on the whole corpus:")
     model = fit_parts(train, meaning, kg)
     forms, linker, association = model.forms, model.linker, model.association

@@ -42,33 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import build_reader as build
 
-from ctxneo.answering.reader import Reader
 from ctxneo.meaning import WordVectors
-from ctxneo.model import Scenario
 from ctxneo.scenarios import load_suite
-
-
-def read_folds(
-    train: list[Scenario], meaning: WordVectors, extra: Sequence[Scenario] = ()
-) -> list[list[build.Asked]]:
-    """The domain folds of ``train`` read out of fold, then ``extra`` (when given) as a
-    last group, each read by parts fitted on every other group."""
-    domains = sorted({s.name.split("_")[0] for s in train})
-    fold = {d: i % build.FOLDS for i, d in enumerate(domains)}
-    groups = [[s for s in train if fold[s.name.split("_")[0]] == k] for k in range(build.FOLDS)]
-    if extra:
-        groups.append(list(extra))
-    folds = []
-    for k, held in enumerate(groups):
-        rest = [s for j, g in enumerate(groups) if j != k for s in g]
-        build.say(f"group {k + 1}/{len(groups)}: parts fitted on {len(rest)} scenarios")
-        part = build.fit_parts(rest, meaning, None)
-        folds.append(
-            build.read_scenarios(
-                held, lambda m, part=part: Reader(m.store, meaning, part), variants=True
-            )
-        )
-    return folds
 
 
 def measure(
@@ -167,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         folds = pickle.loads(cache.read_bytes())
     else:
         extra = load_suite(args.extra) if args.extra else []
-        folds = read_folds(load_suite(args.train), WordVectors.default(), extra)
+        folds = build.read_folds(load_suite(args.train), WordVectors.default(), None, extra)
         if cache is not None:
             cache.write_bytes(pickle.dumps(folds))
     rows = [measure(folds, seed, args.at_false) for seed in args.seeds]
