@@ -25,9 +25,10 @@ Journal runs (each with ``writers`` processes):
 
 The Neo4j run puts a :class:`~ctxneo.bench.faults.CuttingProxy` between
 ``writers`` threads (each with its own driver) and the server: it cuts
-connections just before a COMMIT reaches the server or just after the server
-answered it (the answer is dropped), and once refuses all connections for
-1.5 s, as a restart looks from the client.
+connections just before a commit reaches the server or just after the server
+answered it (the answer is dropped): a COMMIT, or a one-fact write that runs
+as a transaction of its own. It also once refuses all connections for 1.5 s,
+as a restart looks from the client.
 
 The fsync section times one ``remember`` and one 1,000-fact ``remember_many``
 under each policy; the history section writes one key 12,000 times and times
@@ -718,8 +719,8 @@ def _notes(result: dict[str, Any]) -> list[str]:
     for row in result["rows"]:
         if row["backend"] == "neo4j":
             notes.append(
-                f"neo4j: {row['cut_before_commit']} connections cut before a COMMIT, "
-                f"{row['answer_lost_after_commit']} COMMIT answers lost after the server "
+                f"neo4j: {row['cut_before_commit']} connections cut before a commit, "
+                f"{row['answer_lost_after_commit']} commit answers lost after the server "
                 f"applied them ({row['reconciled']} writes found applied by their write id on "
                 f"retry), {row['outages']} outage(s) of 1.5 s; {row['outcome_unknown']} writes "
                 f"left with an unknown outcome; a reader beside them read a contested key "

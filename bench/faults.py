@@ -2,9 +2,13 @@
 connections at the worst moment.
 
 :class:`CuttingProxy` forwards connections to a Neo4j server. Armed, it cuts a
-connection when the client sends ``COMMIT``: either before the server sees it
+connection when the client commits: either before the server sees the commit
 (nothing applied) or after the server has answered it, dropping the answer
-(the write applied, but the client cannot know). It can also refuse every
+(the write applied, but the client cannot know). A commit is a ``COMMIT``
+message, or a write run as a transaction of its own (auto-commit), which the
+store marks with transaction metadata: the server commits it as it finishes
+the statement, and its answer is dropped once it carries the commit's
+bookmark. It can also refuse every
 connection for a while, as a server restart looks from the client.
 """
 
@@ -20,6 +24,16 @@ from dataclasses import dataclass, field
 #: Bolt sends a message in chunks: a two-byte size, the bytes, then 00 00.
 #: COMMIT is a structure with no fields (B0) and signature 0x12.
 COMMIT = b"\x00\x02\xb0\x12\x00\x00"
+#: An auto-commit RUN of the store's carries ``tx_metadata`` (a tiny string, 0x8B);
+#: an explicit transaction's RUN has none (its BEGIN would, but the store gives
+#: none to BEGIN).
+AUTO_COMMIT = b"\x8btx_metadata"
+#: What ends an auto-commit's answer: the SUCCESS that carries the commit's
+#: bookmark, or a FAILURE (a structure of one field, signature 0x7F).
+BOOKMARK = b"\x88bookmark"
+FAILURE = b"\xb1\x7f"
+_MARKERS = (COMMIT, AUTO_COMMIT)
+_TAIL = max(map(len, (*_MARKERS, BOOKMARK, FAILURE))) - 1
 
 
 @dataclass
@@ -28,6 +42,9 @@ class CutCounts:
 
     before_commit: int = 0
     after_commit: int = 0
+    #: The commits that went through, by kind: COMMIT messages and auto-commits.
+    commits: int = 0
+    auto_commits: int = 0
     outages: int = 0
     connections: int = 0
 
@@ -38,6 +55,8 @@ class _Link:
     server: socket.socket
     commit_sent: bool = False
     drop_answer: bool = False
+    #: The commit armed to be dropped is an auto-commit: its answer may come in parts.
+    auto_commit: bool = False
     closed: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -165,29 +184,39 @@ class CuttingProxy:
                 if not data:
                     break
                 seen = tail + data
-                if COMMIT in seen:
+                if any(m in seen for m in _MARKERS):
                     how = self._decide()
                     if how == "before":
                         self.counts.before_commit += 1
-                        break  # the server never gets the COMMIT: it rolls back
+                        break  # the server never gets the commit: it rolls back
+                    # (set before sending: the answer may come back at once)
+                    link.auto_commit = AUTO_COMMIT in seen
+                    if link.auto_commit:
+                        self.counts.auto_commits += 1
+                    else:
+                        self.counts.commits += 1
                     link.drop_answer = how == "after"
-                    link.commit_sent = True  # before sending: the answer may come back at once
+                    link.commit_sent = True
                 link.server.sendall(data)
-                tail = seen[-(len(COMMIT) - 1) :]
+                tail = seen[-_TAIL:]
         except OSError:
             pass
         link.close()
         self._forget(link)
 
     def _downstream(self, link: _Link) -> None:
+        tail = b""
         try:
             while not link.closed:
                 data = link.server.recv(65536)
                 if not data:
                     break
+                seen, tail = tail + data, (tail + data)[-_TAIL:]
                 if link.commit_sent and link.drop_answer:
+                    if link.auto_commit and BOOKMARK not in seen and FAILURE not in seen:
+                        continue  # the statement's answer so far: not committed yet
                     self.counts.after_commit += 1
-                    break  # the server answered the COMMIT: it applied; the client never hears
+                    break  # the server answered the commit: it applied; the client never hears
                 link.commit_sent = False
                 link.client.sendall(data)
         except OSError:

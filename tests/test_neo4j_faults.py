@@ -2,9 +2,9 @@
 an outage as long as a restart, and loads that must be all or nothing.
 
 Connections are cut by a TCP proxy (``ctxneo.bench.faults.CuttingProxy``) in
-front of the real server: at the COMMIT, before the server sees it or after
-it answered (the answer is dropped, so the write applied but the client
-cannot know).
+front of the real server: at the commit (a COMMIT, or a one-fact write run as
+a transaction of its own), before the server sees it or after it answered
+(the answer is dropped, so the write applied but the client cannot know).
 """
 
 from __future__ import annotations
@@ -87,6 +87,20 @@ def test_a_commit_whose_answer_is_lost_is_reported_as_what_it_did(neo4j_server: 
             ("Team_C", 3, None),
         ]
         assert s.stats()["last_seq"] == 5
+        s.clear()
+
+
+def test_a_one_fact_write_is_one_statement_that_commits_itself(neo4j_server: Any) -> None:
+    # One round trip where a transaction takes three (begin, run, commit): what a
+    # remote server (Aura) charges by the round trip.
+    namespace = f"alone-{uuid.uuid4().hex}"
+    with CuttingProxy(target(neo4j_server)) as proxy, through(proxy, neo4j_server, namespace) as s:
+        for i in range(5):
+            s.remember(NewFact("Svc", "OWNED_BY", f"Team_{i}"))
+        assert (proxy.counts.auto_commits, proxy.counts.commits) == (5, 0)
+        s.remember_many([NewFact("Svc", "OWNED_BY", "Team_9")])
+        assert (proxy.counts.auto_commits, proxy.counts.commits) == (5, 1)
+        assert [f.object for f in s.history("Svc", "OWNED_BY")][-2:] == ["Team_4", "Team_9"]
         s.clear()
 
 

@@ -55,7 +55,7 @@ def test_writes_and_answers_seek_their_entities_whatever_the_statistics(
         + [NewFact(f"Team_{i}", "LED_BY", f"Person_{i}") for i in range(40)]
     )
     ran: dict[str, tuple[str, dict[str, Any]]] = {}
-    in_tx, read_text = Neo4jStore._tx, Neo4jStore._read_text
+    in_tx, read_text, alone = Neo4jStore._tx, Neo4jStore._read_text, Neo4jStore._run_alone
 
     def record_tx(self: Neo4jStore, tx: Any, name: str, **params: Any) -> list[Any]:
         from ctxneo import cypher
@@ -67,7 +67,16 @@ def test_writes_and_answers_seek_their_entities_whatever_the_statistics(
         ran.setdefault(f"{name}\n{statement}", (statement, {"ns": self.namespace, **params}))
         return read_text(self, name, statement, **params)
 
+    def record_alone(
+        self: Neo4jStore, name: str, deadline: float, params: dict[str, Any]
+    ) -> list[Any]:
+        from ctxneo import cypher
+
+        ran.setdefault(name, (cypher.load(name), {"ns": self.namespace, **params}))
+        return alone(self, name, deadline, params)
+
     monkeypatch.setattr(Neo4jStore, "_tx", record_tx)
+    monkeypatch.setattr(Neo4jStore, "_run_alone", record_alone)
     monkeypatch.setattr(Neo4jStore, "_read_text", record_read)
     memory = Memory(store)
     memory.remember("Svc_1", "OWNED_BY", "Team_7")

@@ -9,9 +9,10 @@ so the graph reads naturally in Neo4j Browser::
 Every statement lives in ``cypher/*.cypher`` (bar ``db.awaitIndexes``). A
 write is one transaction that takes the namespace's write lock first. One fact
 is one statement (``remember_one``), which applies the supersession rule in
-Cypher; a batch reads the current facts of its keys, decides supersession in
-Python (the rule both stores share, ``stores.base.supersede``), then merges
-entities, closes and creates with UNWIND and advances the counter. Each write
+Cypher, run as a transaction of its own (one round trip; its retries are
+explicit transactions); a batch reads the current facts of its keys, decides
+supersession in Python (the rule both stores share, ``stores.base.supersede``),
+then merges entities, closes and creates with UNWIND and advances the counter. Each write
 carries a client-generated write id, stored on the facts it creates or closes:
 retries are the store's own, stop at a time limit, and after a commit whose
 answer was lost look the write up before writing again (``find_write``).
@@ -23,6 +24,7 @@ namespace. A whole memory is loaded in one transaction (:meth:`Neo4jStore.load`)
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import logging
@@ -432,6 +434,22 @@ class Neo4jStore(Store):
             self._local.reader = session
         return session
 
+    def _writer(self) -> Any:
+        """This thread's session for one-statement writes, kept open like the reader's
+        (the driver's own retries off: retries are ours, they know the write id)."""
+        session = getattr(self._local, "writer", None)
+        if session is None or session.closed() or self._pid != os.getpid():
+            session = self._session(disable_auto_commit_retries=True)
+            self._local.writer = session
+        return session
+
+    def _drop_writer(self) -> None:
+        session = getattr(self._local, "writer", None)
+        self._local.writer = None
+        if session is not None and self._pid == os.getpid():
+            with contextlib.suppress(Exception):  # its connection is already lost
+                session.close()
+
     def close(self) -> None:
         if self._driver is not None:
             if self._pid == os.getpid():
@@ -479,8 +497,16 @@ class Neo4jStore(Store):
         *,
         write_id: str = "",
         timeout: float | None = None,
+        alone: tuple[str, dict[str, Any], Callable[[list[Any]], _T]] | None = None,
     ) -> _T:
         """Run ``work(tx)`` as one transaction, retried until the time limit.
+
+        ``alone`` is the same write as one statement (its name, parameters, and what
+        its rows mean): its first attempt runs it as a transaction of its own on
+        this thread's kept session, one round trip where a transaction takes three
+        (begin, run, commit). Its answer comes after the commit, so when it is lost
+        the outcome is unknown, and the retries are transactions that reconcile
+        first.
 
         When an attempt's commit went out unanswered (the connection dropped
         while committing), the next attempt first runs ``reconcile(tx)``: it
@@ -501,8 +527,13 @@ class Neo4jStore(Store):
         started = time.monotonic()
         unknown = False
         while True:
-            committing = False
+            committing = solo = False
             try:
+                if alone is not None:
+                    name, params, rows = alone
+                    alone = None
+                    committing = solo = True  # (it commits as it runs)
+                    return rows(self._run_alone(name, retries.deadline, params))
                 with self._session() as session:
                     tx = session.begin_transaction(
                         timeout=max(1.0, retries.deadline - time.monotonic())
@@ -521,6 +552,9 @@ class Neo4jStore(Store):
                     finally:
                         tx.close()
             except (DriverError, Neo4jError) as e:
+                if solo:
+                    self._drop_writer()
+                    committing = not _never_sent(e)
                 # A connection lost while committing leaves the outcome unknown;
                 # one lost before the commit went out leaves nothing applied.
                 unknown = unknown or committing or isinstance(e, IncompleteCommit)
@@ -553,6 +587,19 @@ class Neo4jStore(Store):
     def _tx(self, tx: Any, name: str, **params: Any) -> list[Any]:
         return list(tx.run(cypher.load(name), {"ns": self.namespace, **params}))
 
+    def _run_alone(self, name: str, deadline: float, params: dict[str, Any]) -> list[Any]:
+        """``name`` as a transaction of its own (auto-commit), marked with the write's
+        id in its metadata (what ``SHOW TRANSACTIONS`` shows of it, and how the
+        fault-injecting proxy knows it commits)."""
+        import neo4j
+
+        query = neo4j.Query(
+            cypher.load(name),
+            metadata={"ctxneo_write": params["write_id"]},
+            timeout=max(1.0, deadline - time.monotonic()),
+        )
+        return list(self._writer().run(query, {"ns": self.namespace, **params}))
+
     def _search(self, name: str) -> str:
         return _tagged(self._tag, (name,))
 
@@ -572,33 +619,36 @@ class Neo4jStore(Store):
         new = fact.checked()
         write_id = new_write_id()
 
-        def work(tx: Any) -> Fact:
-            (row,) = self._tx(
-                tx,
-                "remember_one",
-                s=new.subject,
-                p=new.predicate,
-                o=new.object,
-                s_search=self._search(new.subject),
-                o_search=self._search(new.object),
-                multi=new.multi,
-                speaker=new.speaker,
-                turn_id=new.turn_id,
-                fact_id=new.fact_id,
-                text=new.text,
-                said=list(said_stems(new.text)) if new.text else [],
-                said_cap=MAX_SAID_PER_ENTITY,
-                tag=self._tag,
-                write_id=write_id,
-            )
+        params = {
+            "s": new.subject,
+            "p": new.predicate,
+            "o": new.object,
+            "s_search": self._search(new.subject),
+            "o_search": self._search(new.object),
+            "multi": new.multi,
+            "speaker": new.speaker,
+            "turn_id": new.turn_id,
+            "fact_id": new.fact_id,
+            "text": new.text,
+            "said": list(said_stems(new.text)) if new.text else [],
+            "said_cap": MAX_SAID_PER_ENTITY,
+            "tag": self._tag,
+            "write_id": write_id,
+        }
+
+        def made(rows: list[Any]) -> Fact:
+            (row,) = rows
             return _fact(row)
+
+        def work(tx: Any) -> Fact:
+            return made(self._tx(tx, "remember_one", **params))
 
         def reconcile(tx: Any) -> Fact | None:
             rows = self._found(tx, [(new.subject, new.predicate)], write_id)
             made = [_fact(r) for r in rows if r["created"]]
             return made[0] if made else None
 
-        return self._write(work, reconcile, write_id=write_id)
+        return self._write(work, reconcile, write_id=write_id, alone=("remember_one", params, made))
 
     def write(self, facts: Sequence[NewFact]) -> Written:
         for f in facts:
@@ -1195,6 +1245,17 @@ def _terms(tag: str, keys: Sequence[str]) -> list[str]:
     """Index terms for ``keys``, longest (most specific) first when they must be cut."""
     unique = sorted({k for k in keys if k}, key=lambda k: (-len(k), k))[:MAX_TERMS]
     return sorted(f"{tag}_{k}" for k in unique)
+
+
+def _never_sent(e: BaseException) -> bool:
+    """Whether a statement failed before it could reach the server: no connection
+    could be made or had. (Read from the driver's message, for want of a type; a
+    message it does not recognise leaves the outcome unknown, which is safe.)"""
+    from neo4j.exceptions import ConnectionAcquisitionTimeoutError, ServiceUnavailable
+
+    if isinstance(e, ConnectionAcquisitionTimeoutError):
+        return True
+    return isinstance(e, ServiceUnavailable) and str(e).startswith("Couldn't connect")
 
 
 def _reason(e: BaseException) -> str:
