@@ -49,6 +49,7 @@ from ctxneo.model import (
     MAX_SEQ,
     Fact,
     NewFact,
+    check_facts,
     check_name,
     check_namespace,
     check_predicate,
@@ -181,6 +182,12 @@ def namespace_tag(namespace: str) -> str:
 def search_text(namespace: str, *names: str) -> str:
     """What an entity's ``search`` property holds: its (and its aliases') stems, tagged."""
     return _tagged(namespace_tag(namespace), names)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _search_of(tag: str, name: str) -> str:
+    """One name's search text (kept: batches merge the same entities again and again)."""
+    return _tagged(tag, (name,))
 
 
 def _tagged(tag: str, names: Sequence[str]) -> str:
@@ -601,7 +608,7 @@ class Neo4jStore(Store):
         return list(self._writer().run(query, {"ns": self.namespace, **params}))
 
     def _search(self, name: str) -> str:
-        return _tagged(self._tag, (name,))
+        return _search_of(self._tag, name)
 
     def _found(self, tx: Any, keys: Iterable[tuple[str, str]], write_id: str) -> list[Any]:
         """Under the namespace lock: the facts write ``write_id`` created or closed."""
@@ -636,25 +643,24 @@ class Neo4jStore(Store):
             "write_id": write_id,
         }
 
-        def made(rows: list[Any]) -> Fact:
+        def stored(rows: list[Any]) -> Fact:
             (row,) = rows
             return _fact(row)
 
         def work(tx: Any) -> Fact:
-            return made(self._tx(tx, "remember_one", **params))
+            return stored(self._tx(tx, "remember_one", **params))
 
         def reconcile(tx: Any) -> Fact | None:
             rows = self._found(tx, [(new.subject, new.predicate)], write_id)
             made = [_fact(r) for r in rows if r["created"]]
             return made[0] if made else None
 
-        return self._write(work, reconcile, write_id=write_id, alone=("remember_one", params, made))
+        return self._write(
+            work, reconcile, write_id=write_id, alone=("remember_one", params, stored)
+        )
 
     def write(self, facts: Sequence[NewFact]) -> Written:
-        for f in facts:
-            if not isinstance(f, NewFact):
-                raise InvalidFactError(f"not a fact: {f!r}"[:200])
-        checked = [f.checked() for f in facts]
+        checked = check_facts(facts)
         if not checked:
             return Written([], frozenset(), [])
         write_id = new_write_id()
