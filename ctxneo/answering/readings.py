@@ -170,13 +170,29 @@ class Candidate:
         return f"{self.form}:{hops}"
 
 
+#: Each predicate's two hops, made once (a walk takes hundreds of thousands of steps a
+#: question on a hub, and making a named tuple costs more than finding one).
+_FORWARD: dict[str, Hop] = {}
+_BACKWARD: dict[str, Hop] = {}
+
+
+def _hop(predicate: str, forward: bool) -> Hop:
+    made = _FORWARD if forward else _BACKWARD
+    hop = made.get(predicate)
+    if hop is None:
+        if len(made) > 100_000:  # (bounded: predicates are few, but a memory is not ours)
+            made.clear()
+        hop = made[predicate] = Hop(predicate, forward)
+    return hop
+
+
 def _step(fact: Fact, at: str) -> list[tuple[Hop, str]]:
     """The hops a fact offers from ``at``: forward to its object, back to its subject."""
     out = []
     if fact.subject == at:
-        out.append((Hop(fact.predicate, True), fact.object))
+        out.append((_hop(fact.predicate, True), fact.object))
     if fact.object == at:
-        out.append((Hop(fact.predicate, False), fact.subject))
+        out.append((_hop(fact.predicate, False), fact.subject))
     return out
 
 
@@ -261,7 +277,7 @@ class Walker:
             )
             facts += self._crowded_out(names, facts)
             self._keep_slots(facts, names, None)
-            by_entity = _by_entity(facts)
+            by_entity = _by_entity(facts, set(names))
             for anchor in self.anchors:
                 for f in sorted(by_entity.get(anchor.entity, ()), key=lambda f: f.seq):
                     if self.current(f):
@@ -314,14 +330,21 @@ class Walker:
                 shape.relevance = self.relevance(shape)  # (of its anchor and hops alone)
 
     def _add(
-        self, anchor: Anchor, hops: tuple[Hop, ...], path: tuple[Fact, ...], end: str
+        self,
+        anchor: Anchor,
+        hops: tuple[Hop, ...],
+        path: tuple[Fact, ...],
+        end: str,
+        then: Fact | None = None,
     ) -> Shape:
+        """Keep a walk ``path`` (and ``then`` one more fact: the longer path is made only
+        when the shape keeps it, as most of a hub's walks are not)."""
         key = (anchor.entity, hops)
         shape = self.shapes.get(key)
         if shape is None:
             shape = self.shapes[key] = Shape(anchor, hops)
         if len(shape.paths) < PATHS_PER_SHAPE:
-            shape.paths.append(path)
+            shape.paths.append(path if then is None else (*path, then))
             shape.ends.append(end)
         return shape
 
@@ -417,9 +440,12 @@ class Walker:
                 )
                 if f.seq not in read
             ]
-        by_entity = _by_entity(facts)
+        # (only the ends the walk goes on from are looked up: the facts' other ends are
+        # most of them, and are not indexed)
+        by_entity = _by_entity(facts, {e for s in chosen for e in s.ends})
         for found in by_entity.values():
-            found.sort(key=_seq)
+            if len(found) > 1:
+                found.sort(key=_seq)
         grown: dict[tuple[str, tuple[Hop, ...]], Shape] = {}
         budget = STEP_BUDGET
         for s in chosen:
@@ -434,7 +460,7 @@ class Walker:
                         continue
                     for hop, nxt in _step(f, end):
                         if nxt not in passed:
-                            shape = self._add(s.anchor, (*s.hops, hop), (*path, f), nxt)
+                            shape = self._add(s.anchor, (*s.hops, hop), path, nxt, f)
                             shape.described = s.described
                             grown[shape.key] = shape
                             budget -= 1
@@ -512,11 +538,13 @@ def _seq(f: Fact) -> int:
     return f.seq
 
 
-def _by_entity(facts: Iterable[Fact]) -> dict[str, list[Fact]]:
+def _by_entity(facts: Iterable[Fact], wanted: set[str]) -> dict[str, list[Fact]]:
+    """The facts that touch each of ``wanted``, in the order given."""
     out: dict[str, list[Fact]] = {}
     for f in facts:
-        out.setdefault(f.subject, []).append(f)
-        if f.object != f.subject:
+        if f.subject in wanted:
+            out.setdefault(f.subject, []).append(f)
+        if f.object in wanted and f.object != f.subject:
             out.setdefault(f.object, []).append(f)
     return out
 
