@@ -522,8 +522,9 @@ def described_ahead(
     """What a remote store reads ahead with a question's vocabulary for the walk's described
     relations (:meth:`Walker._described`), chosen from the predicates it last saw: the
     :data:`DESCRIBED_AHEAD` best named with no word set aside, and any named as well as
-    the last of them (twice as many at most), each named at least as well as the walk requires. ``None`` in
-    process (``predicates`` is None) or when no relation is named that well.
+    the last of them (twice as many at most), each named at least as well as the walk
+    requires. ``None`` in process (``predicates`` is None) or when no relation is named
+    that well.
 
     (A cut never splits relations named equally well: which of them the walk keeps
     depends on the anchors' words, not known yet; splitting them sent a quarter of the
