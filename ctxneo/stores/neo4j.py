@@ -184,9 +184,10 @@ def search_text(namespace: str, *names: str) -> str:
     return _tagged(namespace_tag(namespace), names)
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=8192)
 def _search_of(tag: str, name: str) -> str:
-    """One name's search text (kept: batches merge the same entities again and again)."""
+    """One name's search text (kept: batches merge the same entities again and again;
+    few kept, as a name may be kilobytes)."""
     return _tagged(tag, (name,))
 
 
