@@ -184,7 +184,8 @@ class CuttingProxy:
                 if not data:
                     break
                 seen = tail + data
-                if any(m in seen for m in _MARKERS):
+                found = any(m in seen for m in _MARKERS)
+                if found:
                     how = self._decide()
                     if how == "before":
                         self.counts.before_commit += 1
@@ -198,7 +199,9 @@ class CuttingProxy:
                     link.drop_answer = how == "after"
                     link.commit_sent = True
                 link.server.sendall(data)
-                tail = seen[-_TAIL:]
+                # (a marker found is not kept in the tail: a whole COMMIT fits in it,
+                # and would be taken for the next one)
+                tail = b"" if found else seen[-_TAIL:]
         except OSError:
             pass
         link.close()
