@@ -457,6 +457,30 @@ def top_inputs(g: Asked, scores: np.ndarray) -> tuple[list[float], int]:
     return inputs, int(g.answerable and g.labels[best] > 0)
 
 
+def out_of_fold_inputs(
+    folds: Sequence[Sequence[Asked]], extra: Sequence[Asked] = ()
+) -> tuple[list[list[list[float]]], list[list[int]]]:
+    """Per fold: the answering inputs of its questions (and of its share of ``extra``,
+    dealt round the folds) and whether their best reading is right, ranked by a ranker
+    fitted on the other folds and the rest of ``extra``."""
+    inputs: list[list[list[float]]] = []
+    labels: list[list[int]] = []
+    for k, held in enumerate(folds):
+        others = [g for j, f in enumerate(folds) if j != k for g in f]
+        kg_in = [g for i, g in enumerate(extra) if i % len(folds) != k]
+        kg_out = [g for i, g in enumerate(extra) if i % len(folds) == k]
+        trees = fit_ranker([*others, *kg_in], quiet=True)
+        rows: list[list[float]] = []
+        ys: list[int] = []
+        for g in [*held, *kg_out]:
+            row, ok = top_inputs(g, trees.predict(np.asarray(g.rows)))
+            rows.append(row)
+            ys.append(ok)
+        inputs.append(rows)
+        labels.append(ys)
+    return inputs, labels
+
+
 #: The answering model's trees (how many: ANSWERING_TREES).
 ANSWERING_PARAMS = {
     "objective": "binary",
@@ -626,18 +650,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # that it also learns how often the ranker is right on a large graph of many-valued
     # relations (without them it learnt only from scenarios, and said UNKNOWN to most
     # three-hop MetaQA questions whose best reading was right).
-    inputs: list[list[float]] = []
-    labels: list[int] = []
-    for k, held in enumerate(folds):
-        others = [g for j, f in enumerate(folds) if j != k for g in f]
-        kg_in = [g for i, g in enumerate(extra) if i % FOLDS != k]
-        kg_out = [g for i, g in enumerate(extra) if i % FOLDS == k]
-        trees_k = fit_ranker([*others, *kg_in], quiet=True)
-        for g in [*held, *kg_out]:
-            row, ok = top_inputs(g, trees_k.predict(np.asarray(g.rows)))
-            inputs.append(row)
-            labels.append(ok)
-    answering = fit_answering(inputs, labels)
+    per_fold, per_fold_labels = out_of_fold_inputs(folds, extra)
+    answering = fit_answering(
+        [r for rows in per_fold for r in rows], [y for ys in per_fold_labels for y in ys]
+    )
     trees = fit_ranker([g for f in folds for g in f] + extra)
     model = ReaderModel(forms, linker, association, trees)
     calibration = read_scenarios(

@@ -53,19 +53,8 @@ def measure(
     ``--extra``, is fitted on and never measured)."""
     build.SEED = seed
     measured = build.FOLDS
-    inputs: list[list[list[float]]] = []
-    labels: list[list[int]] = []
-    top1 = 0
-    for k, held in enumerate(folds):
-        trees = build.fit_ranker([g for j, f in enumerate(folds) if j != k for g in f], True)
-        fold_in, fold_y = [], []
-        for g in held:
-            row, ok = build.top_inputs(g, trees.predict(np.asarray(g.rows)))
-            fold_in.append(row)
-            fold_y.append(ok)
-            top1 += ok if k < measured else 0
-        inputs.append(fold_in)
-        labels.append(fold_y)
+    inputs, labels = build.out_of_fold_inputs(folds)
+    top1 = sum(sum(ys) for ys in labels[:measured])
     probability: list[float] = []
     truth: list[int] = []
     twin: list[bool] = []
