@@ -17,8 +17,9 @@ fixed seeds and one thread, so a rebuild gives the same file:
    need facts of one predicate, against that predicate, among the predicates
    around them);
 4. **ranker**: LightGBM lambdarank over every candidate reading of every
-   answerable training question (and MetaQA dev questions 825-999 of each hop;
-   650-824 fit the linker), a reading being right when its answer is exactly the
+   answerable training question (and MetaQA dev questions 825-999 of each hop,
+   each counting METAQA_WEIGHT times; 650-824 fit the linker), a reading being
+   right when its answer is exactly the
    ground truth (no value more, the form asked) and better when its evidence
    holds the facts needed;
 5. **answering and confidence**: boosted trees that say whether the best reading
@@ -322,6 +323,9 @@ class Asked:
     keys: list[tuple[int, int, str, str]]  # hops, newest evidence, answer, form
     answerable: bool
     kind: str = ""  # the question's type label: for measuring by kind, never a feature
+    #: How much the question counts in the ranker's fit (its readings' share of the
+    #: gradient): METAQA_WEIGHT for MetaQA's.
+    weight: float = 1.0
 
 
 def asked(
@@ -384,6 +388,18 @@ def metaqa_questions(path: Path, wanted: range) -> list[kgqa.KGQuestion]:
     return [q for hop in sorted(by_hop) for i, q in enumerate(by_hop[hop]) if i in wanted]
 
 
+#: MetaQA's ranker questions count this many times a scenario question in the ranker's fit.
+#: They are 525 of some 8,000 answerable questions, a share that shrinks as the corpus
+#: grows: left at 1, each refit on more scenarios moved MetaQA dev by a few points, both
+#: ways. Chosen out of fold (scripts/measure_reader.py, which measures MetaQA's ranker
+#: questions beside the corpus's; mean of three model seeds): at 3, MetaQA's answers right
+#: at 0.5 rose from 348.3 to 363.0 of 525 and the corpus's figures stayed within a few
+#: answers of 6,582 questions; weighting the answering model's rows as well (at 3, or 8)
+#: cost the corpus 16-67 right answers at 0.5 and was not kept. The answering model
+#: weighs every question alike.
+METAQA_WEIGHT = 3.0
+
+
 def metaqa_groups(
     memory: Memory, questions: Sequence[kgqa.KGQuestion], model: ReaderModel
 ) -> list[Asked]:
@@ -399,7 +415,9 @@ def metaqa_groups(
             f1 = 2 * hit / (len(values) + len(gold)) if values else 0.0
             labels.append(2 if f1 == 1.0 else 1 if f1 >= 0.5 else 0)
         if r.ranked:
-            groups.append(asked(r.ranked, labels, True))
+            g = asked(r.ranked, labels, True, f"metaqa_{q.hop}")
+            g.weight = METAQA_WEIGHT
+            groups.append(g)
     return groups
 
 
@@ -415,7 +433,15 @@ def fit_ranker(everything: Sequence[Asked], quiet: bool = False) -> Trees:
     rows = [r for g in groups for r in g.rows]
     labels = [y for g in groups for y in g.labels]
     sizes = [len(g.rows) for g in groups]
-    data = lgb.Dataset(np.asarray(rows), np.asarray(labels), group=sizes, free_raw_data=False)
+    # (lambdarank multiplies each reading's gradient by its weight: one weight per group)
+    weights = [g.weight for g in groups for _ in g.rows]
+    data = lgb.Dataset(
+        np.asarray(rows),
+        np.asarray(labels),
+        weight=np.asarray(weights),
+        group=sizes,
+        free_raw_data=False,
+    )
     params = {
         "objective": "lambdarank",
         "metric": "ndcg",
@@ -457,14 +483,29 @@ def top_inputs(g: Asked, scores: np.ndarray) -> tuple[list[float], int]:
     return inputs, int(g.answerable and g.labels[best] > 0)
 
 
-def out_of_fold_inputs(
-    folds: Sequence[Sequence[Asked]], extra: Sequence[Asked] = ()
-) -> tuple[list[list[list[float]]], list[list[int]]]:
-    """Per fold: the answering inputs of its questions (and of its share of ``extra``,
-    dealt round the folds) and whether their best reading is right, ranked by a ranker
-    fitted on the other folds and the rest of ``extra``."""
+@dataclass
+class OutOfFold:
+    """Per fold: the answering inputs of its questions (and of its share of the extra
+    questions), whether their best reading is right, and the questions themselves."""
+
+    inputs: list[list[list[float]]]
+    labels: list[list[int]]
+    asked: list[list[Asked]]
+
+    def flat(self, folds: Sequence[int]) -> tuple[list[list[float]], list[int]]:
+        """Those folds' inputs and labels, for the answering model."""
+        return (
+            [r for k in folds for r in self.inputs[k]],
+            [y for k in folds for y in self.labels[k]],
+        )
+
+
+def out_of_fold_inputs(folds: Sequence[Sequence[Asked]], extra: Sequence[Asked] = ()) -> OutOfFold:
+    """Each fold's questions (and its share of ``extra``, dealt round the folds) ranked by
+    a ranker fitted on the other folds and the rest of ``extra``: see :class:`OutOfFold`."""
     inputs: list[list[list[float]]] = []
     labels: list[list[int]] = []
+    asked_in: list[list[Asked]] = []
     for k, held in enumerate(folds):
         others = [g for j, f in enumerate(folds) if j != k for g in f]
         kg_in = [g for i, g in enumerate(extra) if i % len(folds) != k]
@@ -478,7 +519,8 @@ def out_of_fold_inputs(
             ys.append(ok)
         inputs.append(rows)
         labels.append(ys)
-    return inputs, labels
+        asked_in.append([*held, *kg_out])
+    return OutOfFold(inputs, labels, asked_in)
 
 
 #: The answering model's trees (how many: ANSWERING_TREES).
@@ -568,6 +610,19 @@ class KG:
     rank: list[kgqa.KGQuestion]
 
 
+def metaqa(folder: Path) -> KG:
+    """MetaQA's memory and its dev questions, split between the linker and the ranker."""
+    questions = metaqa_questions(folder / METAQA_QUESTIONS, METAQA_FIT)
+    half = len(METAQA_FIT) // 2
+    kg = KG(
+        metaqa_memory(folder / METAQA_KB),
+        [q for i, q in enumerate(questions) if i % len(METAQA_FIT) < half],
+        [q for i, q in enumerate(questions) if i % len(METAQA_FIT) >= half],
+    )
+    say(f"MetaQA: {len(kg.link)} dev questions for the linker, {len(kg.rank)} for the ranker")
+    return kg
+
+
 def fit_parts(scenarios: Sequence[Scenario], meaning: WordVectors, kg: KG | None) -> ReaderModel:
     """Forms, linker and association fitted on ``scenarios`` (and MetaQA's linker half)."""
     forms = fit_forms(scenarios)
@@ -621,17 +676,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     meaning = WordVectors.default()
     train = load_suite(args.train)
     say(f"training corpus: {len(train)} scenarios")
-    metaqa = Path(args.metaqa)
-    kg = None
-    if not args.no_metaqa:
-        questions = metaqa_questions(metaqa / METAQA_QUESTIONS, METAQA_FIT)
-        half = len(METAQA_FIT) // 2
-        kg = KG(
-            metaqa_memory(metaqa / METAQA_KB),
-            [q for i, q in enumerate(questions) if i % len(METAQA_FIT) < half],
-            [q for i, q in enumerate(questions) if i % len(METAQA_FIT) >= half],
-        )
-        say(f"MetaQA: {len(kg.link)} dev questions for the linker, {len(kg.rank)} for the ranker")
+    kg = None if args.no_metaqa else metaqa(Path(args.metaqa))
     # The ranker learns how far to trust the earlier parts, so it must see them as they
     # are on questions they were not fitted on: its rows for each fold of scenarios are
     # read with parts fitted on the other folds (cross-fitting). Unanswerable variants are
@@ -650,10 +695,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # that it also learns how often the ranker is right on a large graph of many-valued
     # relations (without them it learnt only from scenarios, and said UNKNOWN to most
     # three-hop MetaQA questions whose best reading was right).
-    per_fold, per_fold_labels = out_of_fold_inputs(folds, extra)
-    answering = fit_answering(
-        [r for rows in per_fold for r in rows], [y for ys in per_fold_labels for y in ys]
-    )
+    answering = fit_answering(*out_of_fold_inputs(folds, extra).flat(range(FOLDS)))
     trees = fit_ranker([g for f in folds for g in f] + extra)
     model = ReaderModel(forms, linker, association, trees)
     calibration = read_scenarios(

@@ -22,8 +22,12 @@ without them, so the two runs say what that data adds. ``--at-false N`` also rep
 the answers right at the threshold that gives N false answers (wrong answers and twins
 answered), which compares designs at one precision rather than at 0.5.
 
-MetaQA is left out (it is fitted on, not measured, here), so the figures are the
-corpus's alone. Keys are read to grade, as in build_reader.py; nothing here ships.
+MetaQA's ranker questions (dev 825-999 of each hop) are read as the build reads them
+(the parts fitted on the whole corpus and MetaQA's linker questions), dealt round the
+folds, and measured apart: top-1 and right at 0.5 per hop (``metaqa_N``). The corpus's
+figures leave them out. ``--metaqa-weight`` says how much each counts in the ranker's fit, as
+``build_reader.METAQA_WEIGHT`` does. Keys are read to grade, as in build_reader.py;
+nothing here ships.
 """
 
 from __future__ import annotations
@@ -43,36 +47,39 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_reader as build
 
 from ctxneo.meaning import WordVectors
+from ctxneo.model import Scenario
 from ctxneo.scenarios import load_suite
 
 
 def measure(
-    folds: list[list[build.Asked]], seed: int, at_false: Sequence[int] = ()
+    folds: list[list[build.Asked]],
+    seed: int,
+    at_false: Sequence[int] = (),
+    metaqa: Sequence[build.Asked] = (),
 ) -> dict[str, float]:
     """The figures of the module docstring over the first FOLDS groups (a last group,
-    ``--extra``, is fitted on and never measured)."""
+    ``--extra``, is fitted on and never measured), and MetaQA's top-1 and right answers at
+    0.5 per hop over its questions dealt round those groups."""
     build.SEED = seed
     measured = build.FOLDS
-    inputs, labels = build.out_of_fold_inputs(folds)
-    top1 = sum(sum(ys) for ys in labels[:measured])
+    oof = build.out_of_fold_inputs(folds, metaqa)
     probability: list[float] = []
     truth: list[int] = []
     twin: list[bool] = []
     kinds: list[str] = []
-    for k, held in enumerate(folds[:measured]):
-        others = [j for j in range(len(folds)) if j != k]
-        answering = build.fit_answering(
-            [r for j in others for r in inputs[j]], [y for j in others for y in labels[j]]
-        )
-        raw = answering.predict(np.asarray(inputs[k]))  # the trees' log-odds
+    for k in range(measured):
+        answering = build.fit_answering(*oof.flat([j for j in range(len(folds)) if j != k]))
+        raw = answering.predict(np.asarray(oof.inputs[k]))  # the trees' log-odds
         probability += list(1.0 / (1.0 + np.exp(-raw)))
-        truth += labels[k]
-        twin += [not g.answerable for g in held]
-        kinds += [g.kind for g in held]
+        truth += oof.labels[k]
+        twin += [not g.answerable for g in oof.asked[k]]
+        kinds += [g.kind for g in oof.asked[k]]
     p = np.asarray(probability)
     y = np.asarray(truth)
     t = np.asarray(twin)
+    kg = np.asarray([k.startswith("metaqa") for k in kinds])
     given = p >= 0.5
+    out: dict[str, float] = {}
     for kind in sorted(set(kinds)):
         mine = np.asarray([k == kind for k in kinds]) & ~t
         if mine.any():
@@ -81,6 +88,11 @@ def measure(
                 f"right at 0.5 {int((given & mine & (y == 1)).sum()):>4}, "
                 f"wrong {int((given & mine & (y == 0)).sum()):>3}"
             )
+            if kind.startswith("metaqa"):
+                out[f"{kind}_top1"] = int(y[mine].sum())
+                out[f"{kind}_right"] = int((given & mine & (y == 1)).sum())
+    # The corpus's figures, MetaQA's questions left out of them.
+    p, y, t, given = p[~kg], y[~kg], t[~kg], given[~kg]
     # Right answers when answering best first until N false answers are given.
     by_p = np.argsort(-p, kind="stable")
     false_so_far = np.cumsum(y[by_p] == 0)
@@ -90,7 +102,7 @@ def measure(
         for n in at_false
     }
     return {
-        "top1": top1,
+        "top1": int(y[~t].sum()),
         "answerable": int((~t).sum()),
         "twins": int(t.sum()),
         "auc": float(roc_auc_score(y, p)),
@@ -98,7 +110,23 @@ def measure(
         "wrong": int((given & (y == 0) & ~t).sum()),
         "twins_answered": int((given & t).sum()),
         **at,
+        **out,
     }
+
+
+def read(
+    train: Sequence[Scenario], extra: Sequence[Scenario], with_metaqa: bool
+) -> tuple[list[list[build.Asked]], list[build.Asked]]:
+    """The folds read as the build reads them, and MetaQA's ranker questions."""
+    meaning = WordVectors.default()
+    kg = build.metaqa(build.METAQA) if with_metaqa else None
+    folds = build.read_folds(train, meaning, kg, extra)
+    if kg is None:
+        return folds, []
+    model = build.fit_parts(train, meaning, kg)
+    metaqa = build.metaqa_groups(kg.memory, kg.rank, model)
+    kg.memory.close()
+    return folds, metaqa
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -116,6 +144,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="scenarios always fitted on and never measured (what more data is worth)",
     )
+    ap.add_argument("--no-metaqa", action="store_true", help="leave MetaQA out, as before")
+    ap.add_argument(
+        "--metaqa-weight",
+        type=float,
+        default=build.METAQA_WEIGHT,
+        help=f"MetaQA's weight in the ranker's fit (default {build.METAQA_WEIGHT})",
+    )
     ap.add_argument(
         "--at-false",
         nargs="+",
@@ -128,13 +163,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     cache = Path(args.cache) if args.cache else None
     if cache is not None and cache.exists():
-        folds = pickle.loads(cache.read_bytes())
+        folds, metaqa = pickle.loads(cache.read_bytes())
     else:
-        extra = load_suite(args.extra) if args.extra else []
-        folds = build.read_folds(load_suite(args.train), WordVectors.default(), None, extra)
+        folds, metaqa = read(
+            load_suite(args.train), load_suite(args.extra) if args.extra else [], not args.no_metaqa
+        )
         if cache is not None:
-            cache.write_bytes(pickle.dumps(folds))
-    rows = [measure(folds, seed, args.at_false) for seed in args.seeds]
+            cache.write_bytes(pickle.dumps((folds, metaqa)))
+    if args.no_metaqa:
+        metaqa = []
+    for g in metaqa:
+        g.weight = args.metaqa_weight
+    rows = [measure(folds, seed, args.at_false, metaqa) for seed in args.seeds]
     for seed, row in zip(args.seeds, rows, strict=True):
         print(
             f"seed {seed}: "
