@@ -501,15 +501,17 @@ class OutOfFold:
 
 
 def out_of_fold_inputs(folds: Sequence[Sequence[Asked]], extra: Sequence[Asked] = ()) -> OutOfFold:
-    """Each fold's questions (and its share of ``extra``, dealt round the folds) ranked by
-    a ranker fitted on the other folds and the rest of ``extra``: see :class:`OutOfFold`."""
+    """Each fold's questions (and its share of ``extra``, dealt round the first FOLDS
+    folds) ranked by a ranker fitted on the other folds and the rest of ``extra``: see
+    :class:`OutOfFold`. (A further fold, measure_reader's ``--extra`` scenarios, is never
+    measured: it gets no share, so that every question of ``extra`` is measured.)"""
     inputs: list[list[list[float]]] = []
     labels: list[list[int]] = []
     asked_in: list[list[Asked]] = []
     for k, held in enumerate(folds):
         others = [g for j, f in enumerate(folds) if j != k for g in f]
-        kg_in = [g for i, g in enumerate(extra) if i % len(folds) != k]
-        kg_out = [g for i, g in enumerate(extra) if i % len(folds) == k]
+        kg_in = [g for i, g in enumerate(extra) if i % FOLDS != k]
+        kg_out = [g for i, g in enumerate(extra) if i % FOLDS == k]
         trees = fit_ranker([*others, *kg_in], quiet=True)
         rows: list[list[float]] = []
         ys: list[int] = []
