@@ -329,7 +329,11 @@ class Asked:
 
 
 def asked(
-    r_ranked: Sequence[Candidate], labels: list[int], answerable: bool, kind: str = ""
+    r_ranked: Sequence[Candidate],
+    labels: list[int],
+    answerable: bool,
+    kind: str = "",
+    weight: float = 1.0,
 ) -> Asked:
     return Asked(
         [c.features for c in r_ranked],
@@ -337,6 +341,7 @@ def asked(
         [(len(c.shape.hops), newest(c), c.answer, c.form) for c in r_ranked],
         answerable,
         kind,
+        weight,
     )
 
 
@@ -415,9 +420,7 @@ def metaqa_groups(
             f1 = 2 * hit / (len(values) + len(gold)) if values else 0.0
             labels.append(2 if f1 == 1.0 else 1 if f1 >= 0.5 else 0)
         if r.ranked:
-            g = asked(r.ranked, labels, True, f"metaqa_{q.hop}")
-            g.weight = METAQA_WEIGHT
-            groups.append(g)
+            groups.append(asked(r.ranked, labels, True, f"metaqa_{q.hop}", METAQA_WEIGHT))
     return groups
 
 
