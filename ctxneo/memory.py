@@ -92,7 +92,9 @@ class Memory:
                 ``None`` keeps the memory in process only.
             uri: a Neo4j URI (``bolt://``, ``neo4j://``, ``neo4j+s://``...);
                 when given, the memory lives in Neo4j instead.
-            user, password, database: Neo4j credentials and database name.
+            user, password, database: Neo4j credentials (user ``neo4j`` unless
+                given; without a password, the local server's that ``ctxneo neo4j
+                start`` runs at ``uri`` is used) and database name.
             namespace: the Neo4j namespace this memory lives in.
             create: make the journal when it does not exist; ``False`` for a
                 caller that only reads (a missing file is then a ``JournalError``,
@@ -120,8 +122,20 @@ class Memory:
             for value, what in ((user, "user"), (password, "password"), (database, "database")):
                 if value is not None:
                     check_text(value, what)
+            if password is None:
+                # As on the command line: the server `ctxneo neo4j start` runs is opened
+                # without copying its generated password around.
+                from ctxneo.neo4j_local.server import local_credentials
+
+                found = local_credentials(uri)
+                if found is not None:
+                    user, password = user or found[0], found[1]
             store: Store = Neo4jStore(
-                uri, user=user, password=password, database=database, namespace=namespace
+                uri,
+                user=user or "neo4j",
+                password=password,
+                database=database,
+                namespace=namespace,
             )
             store.connect()  # type: ignore[attr-defined]
             if not create and not store.holds_memory():  # type: ignore[attr-defined]

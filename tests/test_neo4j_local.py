@@ -372,6 +372,21 @@ def test_a_data_servers_uri_alone_finds_its_password(local: LocalNeo4j) -> None:
     assert result.exit_code == 0, result.output
 
 
+def test_memory_open_finds_the_local_servers_password_as_the_cli_does(local: LocalNeo4j) -> None:
+    from ctxneo.memory import Memory
+
+    info = local.status()
+    assert info is not None
+    # No user, no password: the server `ctxneo neo4j start` runs is opened all the same.
+    with Memory.open(uri=info.uri, namespace="api-local") as memory:
+        memory.remember("Ana", "WORKS_ON", "Atlas")
+        assert [f.object for f in memory.current("Ana", "WORKS_ON")] == ["Atlas"]
+        memory.clear()
+    # A wrong password given is used as given, and the error names the user tried.
+    with pytest.raises(StoreUnavailable, match="refused the credentials for user 'neo4j'"):
+        Memory.open(uri=info.uri, password="not-the-password")
+
+
 def test_a_call_while_neo4j_is_down_fails_at_the_connect_timeout_reads_included(
     neo4j_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

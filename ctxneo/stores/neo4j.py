@@ -386,8 +386,9 @@ class Neo4jStore(Store):
             self.close()
             raise StoreUnavailable(
                 f"Neo4j at {where} refused the credentials for user "
-                f"{self.user!r}: set --user/--password or NEO4J_USER/"
-                "NEO4J_PASSWORD"
+                f"{self.user or 'neo4j'!r}: give the right user and password "
+                "(--user/--password or NEO4J_USER/NEO4J_PASSWORD on the command line, "
+                "user=/password= in Python)"
             ) from e
         except (ConfigurationError, ValueError) as e:
             self.close()
