@@ -208,6 +208,11 @@ class Featurizer:
         self._values: dict[str, tuple[float, ...]] = {}
         self._through: dict[int, set[str]] = {}
         self._said: dict[tuple[int, ...], frozenset[str]] = {}
+        # Per name and per hop: what many readings of one question share.
+        self._like: dict[str, float] = {}
+        self._hop: dict[tuple[str, frozenset[int]], tuple[float, ...]] = {}
+        self._explained: dict[str, frozenset[int]] = {}
+        self._kinds = frozenset(ts for _, ts in ctx.type_words)
 
     def row(self, c: Candidate) -> list[float]:
         """The feature row of one reading (see :data:`FEATURES`); rival features are
@@ -248,10 +253,10 @@ class Featurizer:
             for k, name in enumerate(_VALUE_FEATURES):
                 f[INDEX[name]] = sum(r[k] for r in rows) / len(rows)
             if ctx.type_words:
-                f[INDEX["type_value"]] = max(_likeness(ctx, v) for v in c.values[:10])
+                f[INDEX["type_value"]] = max(self._likeness(v) for v in c.values[:10])
                 # The "which X" noun among the words a value's facts were said in: "the
                 # Upstream_Orders dataset" answers "what dataset".
-                kinds = {ts for _, ts in ctx.type_words}
+                kinds = self._kinds
                 f[INDEX["type_said"]] = float(
                     any(kinds & ctx.said.get(v, frozenset()) for v in c.values[:10])
                 )
@@ -341,15 +346,16 @@ class Featurizer:
         scores = []
         explained: set[int] = set()
         for i, hop in enumerate(s.hops[:3]):
-            lx, vc, asc = _hop_scores(ctx, hop.predicate, excluded)
+            key = (hop.predicate, excluded)
+            hs = self._hop.get(key)
+            if hs is None:
+                hs = self._hop[key] = _hop_scores(ctx, hop.predicate, excluded)
+            lx, vc, asc = hs
             out[f"lex_{i + 1}"] = lx
             out[f"vec_{i + 1}"] = vc
             out[f"assoc_{i + 1}"] = asc
             scores.append(max(lx, vc, min(1.0, asc / 3.0)))
-            lex, vec, assoc = ctx.matcher.scores(hop.predicate)
-            explained |= {p for p, v in lex.items() if v >= 0.8}
-            explained |= {p for p, v in vec.items() if v >= 0.5}
-            explained |= {p for p, v in assoc.items() if v >= 1.0}
+            explained |= self._explains(hop.predicate)
         out["rel_min"] = min(scores)
         out["rel_sum"] = sum(scores)
         out["rel_last"] = scores[-1]
@@ -373,13 +379,31 @@ class Featurizer:
                 default=0.0,
             )
         if ctx.type_words:
-            out["type_predicate"] = _likeness(ctx, s.hops[-1].predicate)
+            out["type_predicate"] = self._likeness(s.hops[-1].predicate)
         # A relation the question names better than any hop of this shape, held by
         # other entities: what a memory that lost the asked fact looks like.
         out["rel_room"] = max(
             0.0, ctx.best_relevance - max(self.ctx.matcher.relevance(h.predicate) for h in s.hops)
         )
         return [(INDEX[n], v) for n, v in out.items()]
+
+    def _explains(self, predicate: str) -> frozenset[int]:
+        """The question positions a predicate's words stand for clearly."""
+        found = self._explained.get(predicate)
+        if found is None:
+            lex, vec, assoc = self.ctx.matcher.scores(predicate)
+            found = self._explained[predicate] = frozenset(
+                {p for p, v in lex.items() if v >= 0.8}
+                | {p for p, v in vec.items() if v >= 0.5}
+                | {p for p, v in assoc.items() if v >= 1.0}
+            )
+        return found
+
+    def _likeness(self, name: str) -> float:
+        found = self._like.get(name)
+        if found is None:
+            found = self._like[name] = _likeness(self.ctx, name)
+        return found
 
     def _value(self, v: str) -> tuple[float, ...]:
         found = self._values.get(v)

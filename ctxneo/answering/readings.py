@@ -448,22 +448,44 @@ class Walker:
                 found.sort(key=_seq)
         grown: dict[tuple[str, tuple[Hop, ...]], Shape] = {}
         budget = STEP_BUDGET
+        # The steps each end offers, made once per end (ends recur across walks and shapes).
+        offered: dict[str, list[tuple[int, Hop, str, Fact]]] = {}
+        shapes = self.shapes
         for s in chosen:
-            for i, (path, end) in enumerate(zip(s.paths, s.ends, strict=True)):
-                near = by_entity.get(end)
-                if not near:
+            start = s.anchor.entity
+            onto: dict[Hop, Shape] = {}  # this shape's walks one hop on, by that hop
+            for path, end in zip(s.paths, s.ends, strict=True):
+                steps = offered.get(end)
+                if steps is None:
+                    steps = offered[end] = [
+                        (f.seq, hop, nxt, f)
+                        for f in by_entity.get(end, ())
+                        for hop, nxt in _step(f, end)
+                    ]
+                if not steps:
                     continue
-                passed = set(s.nodes(i))
+                # (what Shape.nodes gives, for one path)
+                passed = {start}
+                at = start
+                for x in path:
+                    at = x.object if x.subject == at else x.subject
+                    passed.add(at)
                 walked = {x.seq for x in path}  # (a fact is its seq: no field-wise compare)
-                for f in near:
-                    if f.seq in walked:
+                for seq, hop, nxt, f in steps:
+                    if seq in walked or nxt in passed:
                         continue
-                    for hop, nxt in _step(f, end):
-                        if nxt not in passed:
-                            shape = self._add(s.anchor, (*s.hops, hop), path, nxt, f)
-                            shape.described = s.described
-                            grown[shape.key] = shape
-                            budget -= 1
+                    shape = onto.get(hop)
+                    if shape is None:
+                        key = (start, (*s.hops, hop))
+                        shape = shapes.get(key)
+                        if shape is None:
+                            shape = shapes[key] = Shape(s.anchor, key[1])
+                        shape.described = s.described
+                        grown[key] = onto[hop] = shape
+                    if len(shape.paths) < PATHS_PER_SHAPE:
+                        shape.paths.append((*path, f))
+                        shape.ends.append(nxt)
+                    budget -= 1
                 if budget <= 0:
                     break  # (the rest of a hub's walks: bounded work, whatever the degree)
             if budget <= 0:
@@ -544,6 +566,18 @@ def _seq(f: Fact) -> int:
     return f.seq
 
 
+def _distinct(facts: Iterable[Fact]) -> tuple[Fact, ...]:
+    """Each fact once, first seen first. (By its number, which names it: a set of numbers
+    is kept in C, where a dict of facts calls Fact.__hash__ for every one.)"""
+    seen: set[int] = set()
+    out: list[Fact] = []
+    for f in facts:
+        if f.seq not in seen:
+            seen.add(f.seq)
+            out.append(f)
+    return tuple(out)
+
+
 def _by_entity(facts: Iterable[Fact], wanted: set[str]) -> dict[str, list[Fact]]:
     """The facts that touch each of ``wanted``, in the order given."""
     out: dict[str, list[Fact]] = {}
@@ -585,7 +619,7 @@ def readings(
         walker.read_slots([k for ks in last_slots.values() for k in ks] + backward)
     for i, s in enumerate(shapes):
         values = s.values()
-        evidence = tuple(dict.fromkeys(f for p in s.paths for f in p))
+        evidence = _distinct(f for p in s.paths for f in p)
         out.append(Candidate("value", "", s, values, evidence, render_values(values)))
         if "count" in forms:
             shown = f"{len(values)} ({render_values(values)})"
