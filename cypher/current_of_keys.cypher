@@ -1,9 +1,11 @@
 // The current facts of each (subject, predicate) key, read under the lock. A key
 // with `objects` (a multi-valued predicate: a write only needs to know whether
 // its own values are current) reads the facts between the subject and those
-// objects alone, so a batch into a hub costs the batch, not the hub's degree.
-UNWIND $keys AS key
-MATCH (s:Entity {ns: $ns, name: key.s}) USING INDEX SEEK s:Entity(ns, name)
+// objects alone, so a batch into a hub costs the batch, not the hub's degree. Keys come
+// grouped by subject: one index seek per subject, not per key.
+UNWIND $subjects AS subject
+MATCH (s:Entity {ns: $ns, name: subject.s}) USING INDEX SEEK s:Entity(ns, name)
+UNWIND subject.keys AS key
 CALL (s, key) {
   WITH s, key WHERE key.objects IS NULL
   MATCH (s)-[r:$(key.p)]->(o:Entity)

@@ -678,12 +678,14 @@ class Neo4jStore(Store):
             objects: dict[tuple[str, str], set[str]] = {}
             for f in checked:
                 objects.setdefault((f.subject, f.predicate), set()).add(f.object)
-            wanted = [
-                {"s": s, "p": p, "objects": sorted(objects[s, p]) if p in many else None}
-                for s, p in keys
-            ]
+            wanted: dict[str, list[dict[str, Any]]] = {}
+            for s, p in keys:
+                wanted.setdefault(s, []).append(
+                    {"p": p, "objects": sorted(objects[s, p]) if p in many else None}
+                )
+            subjects = [{"s": s, "keys": ks} for s, ks in wanted.items()]
             current: dict[tuple[str, str], list[Fact]] = {}
-            for row in self._tx(tx, "current_of_keys", keys=wanted):
+            for row in self._tx(tx, "current_of_keys", subjects=subjects):
                 current.setdefault((row["s"], row["p"]), []).append(_fact(row))
             for facts_ in current.values():
                 facts_.sort(key=lambda f: f.seq)
@@ -810,7 +812,11 @@ class Neo4jStore(Store):
             (state,) = self._tx(tx, "lock_memory")
             live = [
                 _fact(r)
-                for r in self._tx(tx, "current_of_keys", keys=[{"s": subject, "p": predicate}])
+                for r in self._tx(
+                    tx,
+                    "current_of_keys",
+                    subjects=[{"s": subject, "keys": [{"p": predicate, "objects": None}]}],
+                )
             ]
             live = sorted((f for f in live if obj is None or f.object == obj), key=lambda f: f.seq)
             if not live:
