@@ -1,4 +1,6 @@
 // The last statement of a load: the counter, the predicates, and the load's id,
-// by which a load whose commit went unanswered is recognised.
+// by which a load whose commit went unanswered is recognised; every fact is this
+// transaction's (see set_memory.cypher).
 MATCH (m:CtxneoMemory {ns: $ns})
-SET m.seq = $seq, m.multi = $multi, m.predicates = $predicates, m.load_id = $load_id
+SET m.seq = $seq, m.multi = $multi, m.predicates = $predicates, m.load_id = $load_id,
+    m.last_write_from = 1

@@ -20,6 +20,7 @@ CALL (m, s, o, same) {
   WITH * WHERE same IS NULL
   SET m.predicates = CASE WHEN $p IN m.predicates THEN m.predicates ELSE m.predicates + $p END,
       m.seq = m.seq + 1
+  SET m.last_write_from = m.seq
   WITH m, s, o
   CALL (m, s) {
     WITH * WHERE NOT $p IN m.multi

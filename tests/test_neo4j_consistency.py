@@ -56,3 +56,33 @@ def test_a_reader_never_sees_zero_or_two_current_values_of_a_single_valued_key(
         reader.close()
     assert not failures
     assert bad == [], f"{len(bad)} of {reads} reads saw a supersession in part: {bad[:3]}"
+
+
+def test_a_read_that_meets_the_last_write_reads_again_once_and_keeps_no_witness(
+    neo4j_server: Any,
+) -> None:
+    # A commit can be seen while the server still applies it, so a read that meets
+    # the newest write is repeated at the same number until two agree; one that
+    # meets older writes only, or follows a settled read, is one round trip.
+    namespace = f"consistent-{uuid.uuid4().hex}"
+    writer = Memory(connect(neo4j_server, namespace))
+    reader = Memory(connect(neo4j_server, namespace))
+    try:
+        writer.remember("Svc", "OWNED_BY", "Team_A")
+        writer.remember("Svc", "OWNED_BY", "Team_B")
+        before = reader.store.reads
+        (now,) = reader.current("Svc", "OWNED_BY")
+        assert now.object == "Team_B"
+        assert reader.store.reads - before == 2
+        before = reader.store.reads
+        assert [f.object for f in reader.history("Svc", "OWNED_BY")] == ["Team_A", "Team_B"]
+        assert [f.object for f in reader.facts("Svc")] == ["Team_B"]
+        assert reader.store.reads - before == 2
+        # The writer's own write is known applied: no second read.
+        before = writer.store.reads
+        assert [f.object for f in writer.current("Svc", "OWNED_BY")] == ["Team_B"]
+        assert writer.store.reads - before == 1
+    finally:
+        writer.store.clear()
+        writer.close()
+        reader.close()

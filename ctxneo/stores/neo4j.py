@@ -314,6 +314,10 @@ class Neo4jStore(Store):
         self._pid = os.getpid()
         self._local = threading.local()
         self.reads = 0  # read round trips so far (each store question is one)
+        #: Every commit numbered up to this one is known to be fully applied: this
+        #: store's own acknowledged writes, and what a settled read found (see
+        #: _read_settled). Threads race on it only to lower it: a re-read too many.
+        self._applied = 0
         #: The predicates as the last vocabulary read found them (see known_predicates).
         self._known_predicates: list[str] | None = None
         self.reconciled = 0  # writes whose unanswered commit was found applied
@@ -477,6 +481,28 @@ class Neo4jStore(Store):
         """One read round trip, routed to a reader; retried on a lost connection until
         the time limit."""
         return self._read_text(name, cypher.load(name), **params)
+
+    def _read_settled(self, name: str, statement: str, /, **params: Any) -> list[Any]:
+        """:meth:`_read_text` of a statement pinned to a sequence number (returning
+        ``at``, ``since`` and ``witness`` columns), read again when it met the write
+        numbered ``at``: Neo4j lets a read see a commit while the server is still
+        applying it, an old value closed and its successor not yet there (1 read in
+        about 2,000 beside a busy writer). Pinned to the same ``at``, reads are
+        repeated until two agree; the witnesses (facts closed by that write, which
+        let a read tell it met the write although its successor was missing) are
+        then dropped."""
+        rows = self._read_text(name, statement, **params)
+        if rows:
+            at = rows[0]["at"]
+            if at > self._applied and any(_met(r) for r in rows):
+                for _ in range(SETTLE_READS):
+                    again = self._read_text(name, statement, **{**params, "at": at})
+                    settled = _shape(again) == _shape(rows)
+                    rows = again
+                    if settled:
+                        self._applied = max(self._applied, at)
+                        break
+        return [r for r in rows if not r["witness"]]
 
     def _read_text(self, name: str, statement: str, /, **params: Any) -> list[Any]:
         """:meth:`_read` of a statement built from ``name``'s file (positional-only: a
@@ -657,9 +683,11 @@ class Neo4jStore(Store):
             made = [_fact(r) for r in rows if r["created"]]
             return made[0] if made else None
 
-        return self._write(
+        made = self._write(
             work, reconcile, write_id=write_id, alone=("remember_one", params, stored)
         )
+        self._applied = max(self._applied, made.seq)
+        return made
 
     def write(self, facts: Sequence[NewFact]) -> Written:
         checked = check_facts(facts)
@@ -749,7 +777,14 @@ class Neo4jStore(Store):
                     facts=[f.to_dict() for f in created.values()],
                     write_id=write_id,
                 )
-            self._tx(tx, "set_memory", seq=seq, multi=sorted(multi), predicates=sorted(predicates))
+            self._tx(
+                tx,
+                "set_memory",
+                seq=seq,
+                multi=sorted(multi),
+                predicates=sorted(predicates),
+                first=min(created) if created else None,
+            )
             # Every fact as it now stands, closed later in this batch or not.
             return Written(
                 [latest.get(f.seq, f) for f in out],
@@ -768,7 +803,9 @@ class Neo4jStore(Store):
                 self._replayed(tx, checked, made), frozenset(f.seq for f in made), closed
             )
 
-        return self._write(work, reconcile, write_id=write_id)
+        written = self._write(work, reconcile, write_id=write_id)
+        self._applied = max(self._applied, *written.created, 0)
+        return written
 
     def _replayed(self, tx: Any, batch: list[NewFact], made: list[Fact]) -> list[Fact]:
         """What ``remember_many(batch)`` returned, rebuilt from the facts it created.
@@ -792,7 +829,12 @@ class Neo4jStore(Store):
                 continue
             if triple not in latest:
                 rows = self._tx(
-                    tx, "history", subject=new.subject, predicate=new.predicate, limit=None
+                    tx,
+                    "history",
+                    subject=new.subject,
+                    predicate=new.predicate,
+                    limit=None,
+                    at=None,
                 )
                 before = [f for f in map(_fact, rows) if f.object == new.object and f.seq < first]
                 if not before:
@@ -828,14 +870,23 @@ class Neo4jStore(Store):
                 closes=[{"s": f.subject, "p": f.predicate, "seq": f.seq, "at": at} for f in live],
                 write_id=write_id,
             )
-            self._tx(tx, "set_memory", seq=at, multi=state["multi"], predicates=state["predicates"])
+            self._tx(
+                tx,
+                "set_memory",
+                seq=at,
+                multi=state["multi"],
+                predicates=state["predicates"],
+                first=at,
+            )
             return [f.closed_at(at) for f in live]
 
         def reconcile(tx: Any) -> list[Fact] | None:
             closed = [_fact(r) for r in self._found(tx, [(subject, predicate)], write_id)]
             return closed or None
 
-        return self._write(work, reconcile, write_id=write_id)
+        closed = self._write(work, reconcile, write_id=write_id)
+        self._applied = max(self._applied, *(f.valid_to or 0 for f in closed), 0)
+        return closed
 
     def declare_multi_valued(self, predicates: Iterable[str]) -> None:
         if isinstance(predicates, str):
@@ -850,6 +901,7 @@ class Neo4jStore(Store):
                 seq=state["seq"],
                 multi=sorted(set(state["multi"]) | wanted),
                 predicates=state["predicates"],
+                first=None,
             )
 
         self._write(work)
@@ -867,6 +919,7 @@ class Neo4jStore(Store):
                 seq=state["seq"],
                 multi=sorted(set(state["multi"]) - unwanted),
                 predicates=state["predicates"],
+                first=None,
             )
 
         self._write(work)
@@ -1121,7 +1174,7 @@ class Neo4jStore(Store):
             if predicates is None
             else cypher.with_types("facts_of", sorted({check_predicate(p) for p in predicates}))
         )
-        rows = self._read_text(
+        rows = self._read_settled(
             "facts_of",
             statement,
             names=list(dict.fromkeys(entities)),
@@ -1222,13 +1275,23 @@ class Neo4jStore(Store):
 
     def current_of(self, subject: str, predicate: str | None = None) -> list[Fact]:
         predicate = check_slot(subject, predicate)
-        return [_fact(r) for r in self._read("current_of", subject=subject, predicate=predicate)]
+        rows = self._read_settled(
+            "current_of", cypher.load("current_of"), subject=subject, predicate=predicate, at=None
+        )
+        return [_fact(r) for r in rows]
 
     def history(
         self, subject: str, predicate: str | None = None, *, limit: int | None = None
     ) -> list[Fact]:
         predicate = check_slot(subject, predicate, limit)
-        rows = self._read("history", subject=subject, predicate=predicate, limit=limit)
+        rows = self._read_settled(
+            "history",
+            cypher.load("history"),
+            subject=subject,
+            predicate=predicate,
+            limit=limit,
+            at=None,
+        )
         return [_fact(r) for r in rows]
 
     def all_facts(self) -> Iterator[Fact]:
@@ -1249,6 +1312,22 @@ class Neo4jStore(Store):
             r["ns"]: {k: r[k] for k in ("facts", "current_facts", "entities", "last_seq")}
             for r in rows
         }
+
+
+#: Reads of one pinned statement at most, after the first, until two agree.
+SETTLE_READS = 3
+
+
+def _met(row: Any) -> bool:
+    """Whether a row of a pinned read is a fact made or closed by the last write
+    up to the read's number (``since`` .. ``at``), which may still be being applied."""
+    since, at = row["since"], row["at"]
+    closed = row["valid_to"]
+    return since <= row["valid_from"] <= at or (closed is not None and since <= closed <= at)
+
+
+def _shape(rows: list[Any]) -> list[tuple[int, int | None, bool]]:
+    return sorted((r["seq"], r["valid_to"], r["witness"]) for r in rows)
 
 
 #: Lucene refuses queries of more than 1,024 clauses; a question never needs as many.
