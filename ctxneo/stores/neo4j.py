@@ -1034,6 +1034,7 @@ class Neo4jStore(Store):
 
         limit = timeout if timeout is not None else self.timeout + len(facts) / 2_000
         self._write(work, reconcile, write_id=load_id, timeout=limit)  # type: ignore[arg-type]
+        self._applied = max(self._applied, image.last_seq)
         self._settle()
 
     def _settle(self) -> None:
