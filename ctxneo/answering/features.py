@@ -106,6 +106,7 @@ FEATURES: tuple[str, ...] = (
     "claim_current",
     "claim_past",
     "claim_absent",
+    "claim_kind",
     "speaker_claimed",
     "stated_verdict",
     "stated_yes",
@@ -280,6 +281,15 @@ class Featurizer:
             f[INDEX["claim_current"]] = float(claimed in now)
             f[INDEX["claim_past"]] = float(claimed in slot_ends and claimed not in now)
             f[INDEX["claim_absent"]] = float(claimed not in slot_ends)
+            # A "no" is only as good as the claim being a value this relation could hold:
+            # "is Ortiz leading crew 5?" answered by the crew's lead (a person, as Ortiz),
+            # not by its shift pattern or its budget.
+            kind = value_kind(claimed)[:_KINDS]
+            ends = sorted(slot_ends)[:20]
+            if ends:
+                f[INDEX["claim_kind"]] = sum(
+                    1 for e in ends if value_kind(e)[:_KINDS] == kind
+                ) / len(ends)
         f[INDEX["speaker_claimed"]] = float(c.form == "speaker" and c.variant == "claimed")
         if c.stated:
             f[INDEX["stated_verdict"]] = 1.0
@@ -429,6 +439,9 @@ def value_kind(v: str) -> tuple[float, ...]:
 
 
 _FIRST_PERSON = LINK_FEATURES.index("first_person")
+#: The kinds a value can be of (date, amount, duration, measure, person, identifier), the
+#: first of value_kind's fields.
+_KINDS = 6
 #: The evidence facts whose words are read for the said_* features (a list's first ones).
 MAX_SAID_FACTS = 12
 
