@@ -761,20 +761,26 @@ class Neo4jStore(Store):
             if created:
                 names = {n for f in created.values() for n in (f.subject, f.object)}
                 said = said_of(created.values())
+                ids = {
+                    row["name"]: row["id"]
+                    for row in self._tx(
+                        tx,
+                        "merge_entities",
+                        entities=[
+                            {"name": n, "search": self._search(n), "said": said.get(n, [])}
+                            for n in sorted(names)
+                        ],
+                        said_cap=MAX_SAID_PER_ENTITY,
+                        tag=self._tag,
+                    )
+                }
                 self._tx(
                     tx,
-                    "merge_entities",
-                    entities=[
-                        {"name": n, "search": self._search(n), "said": said.get(n, [])}
-                        for n in sorted(names)
+                    "create_facts_by_id",
+                    facts=[
+                        {**f.to_dict(), "sid": ids[f.subject], "oid": ids[f.object]}
+                        for f in created.values()
                     ],
-                    said_cap=MAX_SAID_PER_ENTITY,
-                    tag=self._tag,
-                )
-                self._tx(
-                    tx,
-                    "create_facts",
-                    facts=[f.to_dict() for f in created.values()],
                     write_id=write_id,
                 )
             self._tx(
