@@ -11,4 +11,5 @@ CALL (n, e) {
   SET n.said = (coalesce(n.said, []) + [x IN e.said WHERE NOT x IN coalesce(n.said, [])])[..$said_cap]
   SET n.said_search = reduce(acc = '', x IN n.said | acc + ' ' + $tag + '_' + x)
 }
-RETURN e.name AS name, elementId(n) AS id
+// (one row: a record per entity costs the client more than the list)
+RETURN collect(e.name) AS names, collect(elementId(n)) AS ids

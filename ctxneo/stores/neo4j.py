@@ -761,19 +761,17 @@ class Neo4jStore(Store):
             if created:
                 names = {n for f in created.values() for n in (f.subject, f.object)}
                 said = said_of(created.values())
-                ids = {
-                    row["name"]: row["id"]
-                    for row in self._tx(
-                        tx,
-                        "merge_entities",
-                        entities=[
-                            {"name": n, "search": self._search(n), "said": said.get(n, [])}
-                            for n in sorted(names)
-                        ],
-                        said_cap=MAX_SAID_PER_ENTITY,
-                        tag=self._tag,
-                    )
-                }
+                (merged,) = self._tx(
+                    tx,
+                    "merge_entities",
+                    entities=[
+                        {"name": n, "search": self._search(n), "said": said.get(n, [])}
+                        for n in sorted(names)
+                    ],
+                    said_cap=MAX_SAID_PER_ENTITY,
+                    tag=self._tag,
+                )
+                ids = dict(zip(merged["names"], merged["ids"], strict=True))
                 self._tx(
                     tx,
                     "create_facts_by_id",
