@@ -961,6 +961,10 @@ class Neo4jStore(Store):
                     session.run(cypher.load("clear_facts"), {"ns": self.namespace}).consume()
                     session.run(cypher.load("clear"), {"ns": self.namespace}).consume()
                     session.run(cypher.load("clear_memory_node"), {"ns": self.namespace}).consume()
+                # Numbers start again from 1. (Another client's store still takes numbers
+                # up to what it knew applied as settled: until the new ones pass it, its
+                # reads are not re-read, and a commit being applied can be met again.)
+                self._applied = 0
                 return
             except (DriverError, Neo4jError) as e:
                 if isinstance(e, Neo4jError) and not e.is_retryable():
