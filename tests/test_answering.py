@@ -474,19 +474,19 @@ def test_the_entity_side_cause_is_named_for_each_way_a_question_can_miss() -> No
 def test_a_no_weighs_whether_the_claim_is_of_the_kind_the_relation_holds(
     memory: Memory,
 ) -> None:
-    # "is Ortiz leading crew 5?" answered "no: Danny Walsh" is a no about a person; the
-    # same claim against the crew's shift pattern is another relation read.
+    # "is Okonkwo running kiln 3?" answered "no: Ade Bello" is a no about a person; the
+    # same claim against the kiln's firing temperature is another relation read.
     from ctxneo.answering.features import INDEX
     from ctxneo.answering.reader import Reader
 
-    memory.remember("Crew_5", "LED_BY", "Danny Walsh", turn_id=1)
-    memory.remember("Crew_5", "SHIFT_PATTERN", "4 on 4 off", turn_id=2)
-    memory.remember("Maria Ortiz", "MEMBER_OF", "Crew_7", turn_id=3)
-    read = Reader(memory.store).read("is Ortiz leading crew 5?")
+    memory.remember("Kiln_3", "RUN_BY", "Ade Bello", turn_id=1)
+    memory.remember("Kiln_3", "FIRING_TEMP", "1180 C", turn_id=2)
+    memory.remember("Chidi Okonkwo", "MEMBER_OF", "Shift_B", turn_id=3)
+    read = Reader(memory.store).read("is Okonkwo running kiln 3?")
     kinds = {
         c.evidence[0].predicate: c.features[INDEX["claim_kind"]]
         for c in read.ranked
-        if c.claim is not None and c.claim.entity == "Maria Ortiz" and c.form == "yesno"
+        if c.claim is not None and c.claim.entity == "Chidi Okonkwo" and c.form == "yesno"
     }
-    assert kinds.get("LED_BY") == 1.0
-    assert kinds.get("SHIFT_PATTERN") == 0.0
+    assert kinds.get("RUN_BY") == 1.0
+    assert kinds.get("FIRING_TEMP") == 0.0

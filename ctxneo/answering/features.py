@@ -282,8 +282,8 @@ class Featurizer:
             f[INDEX["claim_past"]] = float(claimed in slot_ends and claimed not in now)
             f[INDEX["claim_absent"]] = float(claimed not in slot_ends)
             # A "no" is only as good as the claim being a value this relation could hold:
-            # "is Ortiz leading crew 5?" answered by the crew's lead (a person, as Ortiz),
-            # not by its shift pattern or its budget.
+            # "is Okonkwo running kiln 3?" answered by who runs the kiln (a person, as
+            # Okonkwo), not by its firing temperature or its fuel.
             kind = value_kind(claimed)[:_KINDS]
             ends = sorted(slot_ends)[:20]
             if ends:
