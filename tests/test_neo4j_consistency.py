@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,12 +15,22 @@ from ctxneo.memory import Memory
 pytestmark = pytest.mark.neo4j
 
 
-def test_a_reader_never_sees_zero_or_two_current_values_of_a_single_valued_key(
-    neo4j_server: Any,
-) -> None:
+@pytest.fixture
+def writer_and_reader(neo4j_server: Any) -> Iterator[tuple[Memory, Memory]]:
+    """Two memories (two connections) over one fresh namespace, cleared after."""
     namespace = f"consistent-{uuid.uuid4().hex}"
     writer = Memory(connect(neo4j_server, namespace))
     reader = Memory(connect(neo4j_server, namespace))
+    yield writer, reader
+    writer.store.clear()
+    writer.close()
+    reader.close()
+
+
+def test_a_reader_never_sees_zero_or_two_current_values_of_a_single_valued_key(
+    writer_and_reader: tuple[Memory, Memory],
+) -> None:
+    writer, reader = writer_and_reader
     writer.remember("Svc", "OWNED_BY", "Team_0")
     writer.remember("Svc", "DEPENDS_ON", "Db_0")
     done = threading.Event()
@@ -51,38 +62,28 @@ def test_a_reader_never_sees_zero_or_two_current_values_of_a_single_valued_key(
             reads += 1
     finally:
         thread.join()
-        writer.store.clear()
-        writer.close()
-        reader.close()
     assert not failures
     assert bad == [], f"{len(bad)} of {reads} reads saw a supersession in part: {bad[:3]}"
 
 
 def test_a_read_that_meets_the_last_write_reads_again_once_and_keeps_no_witness(
-    neo4j_server: Any,
+    writer_and_reader: tuple[Memory, Memory],
 ) -> None:
     # A commit can be seen while the server still applies it, so a read that meets
     # the newest write is repeated at the same number until two agree; one that
     # meets older writes only, or follows a settled read, is one round trip.
-    namespace = f"consistent-{uuid.uuid4().hex}"
-    writer = Memory(connect(neo4j_server, namespace))
-    reader = Memory(connect(neo4j_server, namespace))
-    try:
-        writer.remember("Svc", "OWNED_BY", "Team_A")
-        writer.remember("Svc", "OWNED_BY", "Team_B")
-        before = reader.store.reads
-        (now,) = reader.current("Svc", "OWNED_BY")
-        assert now.object == "Team_B"
-        assert reader.store.reads - before == 2
-        before = reader.store.reads
-        assert [f.object for f in reader.history("Svc", "OWNED_BY")] == ["Team_A", "Team_B"]
-        assert [f.object for f in reader.facts("Svc")] == ["Team_B"]
-        assert reader.store.reads - before == 2
-        # The writer's own write is known applied: no second read.
-        before = writer.store.reads
-        assert [f.object for f in writer.current("Svc", "OWNED_BY")] == ["Team_B"]
-        assert writer.store.reads - before == 1
-    finally:
-        writer.store.clear()
-        writer.close()
-        reader.close()
+    writer, reader = writer_and_reader
+    writer.remember("Svc", "OWNED_BY", "Team_A")
+    writer.remember("Svc", "OWNED_BY", "Team_B")
+    before = reader.store.reads
+    (now,) = reader.current("Svc", "OWNED_BY")
+    assert now.object == "Team_B"
+    assert reader.store.reads - before == 2
+    before = reader.store.reads
+    assert [f.object for f in reader.history("Svc", "OWNED_BY")] == ["Team_A", "Team_B"]
+    assert [f.object for f in reader.facts("Svc")] == ["Team_B"]
+    assert reader.store.reads - before == 2
+    # The writer's own write is known applied: no second read.
+    before = writer.store.reads
+    assert [f.object for f in writer.current("Svc", "OWNED_BY")] == ["Team_B"]
+    assert writer.store.reads - before == 1
