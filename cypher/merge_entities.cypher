@@ -1,5 +1,5 @@
 // The entities a batch of facts needs, each merged once on the constrained (ns, name)
-// key, and each one's element id: create_facts_by_id finds them by it, a seek on the
+// key, and each one's element id: create_facts finds them by it, a seek on the
 // node itself where a lookup by name is an index seek per end of every fact.
 UNWIND $entities AS e
 MERGE (n:Entity {ns: $ns, name: e.name})

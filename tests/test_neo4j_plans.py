@@ -100,7 +100,7 @@ def test_writes_and_answers_seek_their_entities_whatever_the_statistics(
     store.current_of("Svc_1", "OWNED_BY")
     monkeypatch.undo()
 
-    assert {"remember_one", "close_facts", "create_facts_by_id", "current_of_keys"} <= set(ran)
+    assert {"remember_one", "close_facts", "create_facts", "current_of_keys"} <= set(ran)
     assert any(name.startswith("neighbourhood\n") for name in ran)
     scans: dict[str, list[str]] = {}
     with store._driver.session(database=store.database) as session:

@@ -774,7 +774,7 @@ class Neo4jStore(Store):
                 ids = dict(zip(merged["names"], merged["ids"], strict=True))
                 self._tx(
                     tx,
-                    "create_facts_by_id",
+                    "create_facts",
                     facts=[
                         {**f.to_dict(), "sid": ids[f.subject], "oid": ids[f.object]}
                         for f in created.values()
@@ -1019,12 +1019,17 @@ class Neo4jStore(Store):
                     f"memory (last seq {state['seq']}); loading would mix the two: clear it "
                     "first (ctxneo clear) or load into another --namespace"
                 )
+            ids: dict[str, str] = {}
             for start in range(0, len(entities), LOAD_BATCH):
                 rows = entities[start : start + LOAD_BATCH]
-                self._tx(tx, "load_entities", entities=rows)
+                (made,) = self._tx(tx, "load_entities", entities=rows)
+                ids.update(zip(made["names"], made["ids"], strict=True))
                 progress(len(rows))
             for start in range(0, len(facts), LOAD_BATCH):
-                rows = facts[start : start + LOAD_BATCH]
+                rows = [
+                    {**f, "sid": ids[f["subject"]], "oid": ids[f["object"]]}
+                    for f in facts[start : start + LOAD_BATCH]
+                ]
                 self._tx(tx, "create_facts", facts=rows, write_id=None)
                 progress(len(rows))
             self._tx(
