@@ -235,6 +235,21 @@ def test_a_look_alike_of_the_name_asked_about_is_never_read_as_it(memory: Memory
     assert best(memory, "where's the box 44 kept").values == ("Stack_Room_B",)
 
 
+def test_an_identifier_written_whole_names_no_look_alike_that_shares_its_prefix(
+    memory: Memory,
+) -> None:
+    # "Rack_East" written out is one name: Rack_7 shares its first word only and has a
+    # number of its own, so it is a look-alike, not a partial reference.
+    memory.remember_many([(f"Rack_{i}", "HOLDS", f"Blade-{i}") for i in range(1, 9)])
+    for question in ("what does Rack_East hold?", "anything in rack-east?"):
+        trace = memory.trace(question)
+        assert not trace.anchors, (question, trace.anchors)
+        assert memory.ask(question).answer == UNKNOWN
+    # Written apart, or with its own number, the words still find a rack.
+    assert best(memory, "what does rack 7 hold?").values == ("Blade-7",)
+    assert best(memory, "what does Rack_7 hold?").values == ("Blade-7",)
+
+
 def test_a_verdict_is_on_the_slot_of_the_subject_the_question_names(memory: Memory) -> None:
     # "Is V the P of X?" is judged on X's own P: another subject whose P is V (one the
     # words only describe, a look-alike, a sibling) does not make it yes.

@@ -20,7 +20,7 @@ from ctxneo.answering.entities import Cover, cover
 from ctxneo.answering.question import Question
 from ctxneo.meaning import Meaning
 from ctxneo.stores.base import EntityHit
-from ctxneo.text import Token, is_identifier, name_stems, split_words
+from ctxneo.text import Token, is_identifier, name_stems, split_words, written_ids
 
 #: "I", "me", "my": the asking agent.
 FIRST_PERSON = frozenset({"i", "me", "my", "mine"})
@@ -154,6 +154,7 @@ def candidates(
     # where it does not, no entity is found by its facts' words, named or not.
     texts_seen = float(any(h.said for h in hits))
     question_marks = {t.pos for t in words if not t.stop and _mark(t.word)}
+    joined = written_ids(q.text)
     out: list[Anchor] = []
     for name, alias, c, surface, said in covers:
         parts = name_stems(surface)
@@ -171,7 +172,9 @@ def candidates(
             )
             for _, _, oc, _, _ in covers
         )
-        if _other_mark(words, named, marks, matched_marks):
+        if _other_mark(words, named, marks, matched_marks) or _other_part(
+            words, joined, named, marks, matched_marks
+        ):
             continue  # a look-alike of the entity named, not it
         covered = [words[p] for p in sorted(named)]
         features = (
@@ -266,5 +269,27 @@ def _other_mark(
         if 0 <= p < len(words) and p not in named:
             t = words[p]
             if not t.stop and _mark(t.word) and not any(_same_mark(t.word, m) for m in marks):
+                return True
+    return False
+
+
+def _other_part(
+    words: Sequence[Token],
+    joined: Mapping[int, int],
+    named: frozenset[int],
+    marks: list[str],
+    matched: list[str],
+) -> bool:
+    """Whether the question writes an identifier whole ("Svc_New", "svc-new") of which
+    the name covers a part only, while the name has a mark the question leaves out:
+    ``Svc_1`` is not "Svc_New". An identifier written out names one entity; one sharing
+    its prefix but with a mark of its own is a look-alike, and the entity asked about
+    may not be in memory at all."""
+    if not named or not any(m not in matched for m in marks):
+        return False
+    for p, beside in ((min(named) - 1, min(named)), (max(named) + 1, max(named))):
+        if 0 <= p < len(words) and p not in named and not words[p].stop:
+            group = joined.get(beside)
+            if group is not None and joined.get(p) == group:
                 return True
     return False
