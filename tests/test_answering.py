@@ -250,6 +250,25 @@ def test_an_identifier_written_whole_names_no_look_alike_that_shares_its_prefix(
     assert best(memory, "what does Rack_7 hold?").values == ("Blade-7",)
 
 
+def test_a_state_another_subject_holds_is_answered_no_with_the_current_one(
+    memory: Memory,
+) -> None:
+    # "approved" is a value the relation takes (another request's): asked of a request
+    # whose approval is something else, the answer is no, and what holds instead.
+    memory.remember_many(
+        [
+            ("REQ-311", "approval", "pending"),
+            ("REQ-311", "approval", "rejected"),
+            ("REQ-312", "approval", "approved"),
+            ("REQ-313", "approval", "pending"),
+        ]
+    )
+    # (at the default threshold: the verdict is given, not only ranked first)
+    assert memory.ask("is 311 approved yet?").answer.startswith("no: rejected")
+    assert memory.ask("has REQ-313 been approved?").answer.startswith("no: pending")
+    assert memory.ask("is 312 approved?").answer == "yes"
+
+
 def test_a_verdict_is_on_the_slot_of_the_subject_the_question_names(memory: Memory) -> None:
     # "Is V the P of X?" is judged on X's own P: another subject whose P is V (one the
     # words only describe, a look-alike, a sibling) does not make it yes.

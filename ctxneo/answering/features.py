@@ -12,17 +12,18 @@ features compare a reading with its rivals for the same question.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ctxneo.answering.forms import FORMS
 from ctxneo.answering.linking import LINK_FEATURES, Anchor
 from ctxneo.answering.match import Matcher, lexical, predicate_stems
 from ctxneo.answering.question import Question
-from ctxneo.answering.readings import Candidate, Shape
+from ctxneo.answering.readings import Candidate, Hop, Shape
 from ctxneo.answering.values import has_shape, only_a_measure, person_like
 from ctxneo.meaning import Meaning
+from ctxneo.model import Fact
 from ctxneo.text import is_identifier, said_stems
 
 CANDIDATE_FORMS = ("value", "count", "none", "earlier", "speaker", "yesno")
@@ -107,6 +108,7 @@ FEATURES: tuple[str, ...] = (
     "claim_past",
     "claim_absent",
     "claim_kind",
+    "claim_elsewhere",
     "speaker_claimed",
     "stated_verdict",
     "stated_yes",
@@ -141,6 +143,9 @@ class Context:
     type_words: tuple[tuple[str, str], ...]
     #: The question's stems found in the words each entity's facts were said in.
     said: dict[str, frozenset[str]]
+    #: The anchors' slots as the walk read them, current and closed facts: (node, hop) ->
+    #: facts. (What a claimed value is, or was, the value of.)
+    slots: Mapping[tuple[str, Hop], Sequence[Fact]] = field(default_factory=dict)
 
 
 def wh_of(q: Question) -> str | None:
@@ -290,6 +295,14 @@ class Featurizer:
                 f[INDEX["claim_kind"]] = sum(
                     1 for e in ends if value_kind(e)[:_KINDS] == kind
                 ) / len(ends)
+            # Surer still when the claim is, or was, this relation's value for another
+            # subject: "is PR-12 approved?" answered "no: rejected" where another request's
+            # approval is "approved" (a value the relation takes, not a word for another).
+            back = Hop(hop.predicate, not hop.forward)
+            own = {back.end(x) for x in c.slot}
+            f[INDEX["claim_elsewhere"]] = float(
+                any(back.end(x) not in own for x in ctx.slots.get((claimed, back), ()))
+            )
         f[INDEX["speaker_claimed"]] = float(c.form == "speaker" and c.variant == "claimed")
         if c.stated:
             f[INDEX["stated_verdict"]] = 1.0

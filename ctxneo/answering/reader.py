@@ -199,6 +199,7 @@ class Reader:
             feats.wh_of(q),
             type_words,
             {h.name: h.said for h in hits if h.said},
+            walker.slots,
         )
         featurizer = feats.Featurizer(ctx)
         rows = [featurizer.row(c) for c in found]
