@@ -248,7 +248,9 @@ class Walker:
         """What :meth:`walk` will read, in outline (see :mod:`ctxneo.stores.neighbourhood`)."""
         ranked = self.ranked_predicates()[:RANKED_AHEAD]
         return Plan(
-            anchors=tuple(dict.fromkeys(a.entity for a in self.anchors)),
+            anchors=tuple(
+                dict.fromkeys([*(a.entity for a in self.anchors), *self._described_ahead()])
+            ),
             as_of=self.as_of,
             first_limit=FIRST_HOP_LIMIT,
             later_limit=LATER_HOP_LIMIT,
@@ -259,6 +261,21 @@ class Walker:
             ends=ENDS_AHEAD,
             small=SMALL,
         )
+
+    def _described_ahead(self) -> list[str]:
+        """The subjects of the described relations that the vocabulary's round trip read
+        ahead, when the question may ask for a slot's past: read as anchors in the same
+        statement, the histories of their slots are read with the rest (else a round trip
+        of their own). Only a remote store plans; what it serves stays exact either way."""
+        ahead = self.vocabulary.described
+        if not self._slots or ahead is None:
+            return []
+        out: dict[str, None] = {}
+        for predicate in self._described_wanted():
+            subjects = dict.fromkeys(f.subject for f in ahead.facts.get(predicate, ()))
+            if len(subjects) <= DESCRIBED_SUBJECTS:
+                out.update(subjects)
+        return list(out)
 
     def walk(self) -> list[Shape]:
         names = list(dict.fromkeys(a.entity for a in self.anchors))
