@@ -262,30 +262,23 @@ def _name_letters(text: str) -> frozenset[int]:
     return frozenset(g for g, m in enumerate(_WORD.finditer(text)) if m.start() in at)
 
 
-_JOINER = re.compile(r"[_-]")
-
-
 @lru_cache(maxsize=256)
 def written_ids(text: str) -> dict[int, int]:
-    """Token positions of the identifiers written in ``text`` as words joined by "_" or
-    "-" with no space ("Svc_New", "ops-7730"), each to its identifier's index. (One
-    written word is not one: "14th" is a day, "SvcNew" may be prose.)"""
+    """The written words of ``text`` (the ``group`` of its tokens) that stand in an
+    identifier of words joined by "_" or "-" with no space ("Svc_New", "ops-7730"), each
+    to its identifier's index. (One written word is not one: "14th" is a day, "SvcNew" may
+    be prose.)"""
     out: dict[int, int] = {}
-    pos = 0
     ident = -1
     end = -1
-    joined: set[int] = set()
-    for m in _WORD.finditer(text):
-        n = len(split_words(m.group()))
-        if end >= 0 and m.start() - end == 1 and _JOINER.fullmatch(text[end]):
-            joined.add(ident)
+    for group, m in enumerate(_WORD.finditer(text)):
+        if end >= 0 and m.start() - end == 1 and text[end] in "_-":
+            out.setdefault(group - 1, ident)
+            out[group] = ident
         else:
             ident += 1
-        for i in range(pos, pos + n):
-            out[i] = ident
-        pos += n
         end = m.end()
-    return {p: g for p, g in out.items() if g in joined}
+    return out
 
 
 @lru_cache(maxsize=100_000)

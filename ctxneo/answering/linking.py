@@ -275,7 +275,7 @@ def _other_mark(
 
 def _other_part(
     words: Sequence[Token],
-    joined: Mapping[int, int],
+    joined: Mapping[int, int],  # written word -> identifier (text.written_ids)
     named: frozenset[int],
     marks: list[str],
     matched: list[str],
@@ -289,7 +289,7 @@ def _other_part(
         return False
     for p, beside in ((min(named) - 1, min(named)), (max(named) + 1, max(named))):
         if 0 <= p < len(words) and p not in named and not words[p].stop:
-            group = joined.get(beside)
-            if group is not None and joined.get(p) == group:
+            ident = joined.get(words[beside].group)
+            if ident is not None and joined.get(words[p].group) == ident:
                 return True
     return False
