@@ -3,6 +3,7 @@
 // with exactly the meaning of facts_of.cypher for one entity, so that the reader can
 // be served from it as if it had asked the store read by read:
 //  - first: each anchor's facts, current and closed, newest $first_limit;
+//  - old: the ends of the anchors' closed facts, with their current facts (below);
 //  - second: the ends the anchors' current facts reach (the $ends best: through the
 //    relations the question names best ($relevance), then the newest), each with its
 //    newest $later_limit facts (current only, or with history when $later_history),
@@ -34,6 +35,25 @@ CALL (at) {
     RETURN collect(r) AS rs
   }
   RETURN collect({key: name, rs: rs}) AS first
+}
+CALL (first, at, seen) {
+  // old: when a slot's past may be asked ($later_history), the $ends best ends of the
+  // anchors' closed facts, each with its current facts, newest $later_limit (what an
+  // earlier value holds now: "the shed the crate was first in: who has its keys?")
+  UNWIND first AS g
+  UNWIND g.rs AS r
+  WITH r WHERE $later_history AND r.valid_to IS NOT NULL AND r.valid_to <= seen
+  UNWIND [startNode(r), endNode(r)] AS n
+  WITH n, r WHERE NOT n.name IN $names
+  WITH n, max(coalesce($relevance[type(r)], 0.0)) AS rel, max(r.seq) AS newest
+  ORDER BY rel DESC, newest DESC LIMIT $ends
+  CALL (n, at, seen) {
+    MATCH (n)-[r]-()
+    WHERE r.valid_from <= at AND r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen)
+    WITH DISTINCT r ORDER BY r.seq DESC LIMIT $later_limit
+    RETURN collect(r) AS rs
+  }
+  RETURN collect({key: n.name, rs: rs}) AS old
 }
 CALL (first, seen) {
   UNWIND first AS g

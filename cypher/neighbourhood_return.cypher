@@ -1,8 +1,8 @@
 // The end of neighbourhood.cypher: every fact read, once, and each read as the
 // sequence numbers of its facts.
-WITH at, first, second, third
-CALL (first, second, third, at) {
-  UNWIND [g IN first | g.rs] + [g IN second | g.rs] + [g IN second | g.hub]
+WITH at, first, old, second, third
+CALL (first, old, second, third, at) {
+  UNWIND [g IN first | g.rs] + [g IN old | g.rs] + [g IN second | g.rs] + [g IN second | g.hub]
     + [g IN third | g.rs] AS rs
   UNWIND rs AS r
   WITH DISTINCT r
@@ -15,5 +15,6 @@ CALL (first, second, third, at) {
 }
 RETURN at, facts,
   [g IN first | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS first,
+  [g IN old | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS old,
   [g IN second | {key: g.key, seqs: [r IN g.rs | r.seq], hub: [r IN g.hub | r.seq], read: g.read}] AS second,
   [g IN third | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS third

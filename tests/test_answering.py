@@ -250,6 +250,46 @@ def test_an_identifier_written_whole_names_no_look_alike_that_shares_its_prefix(
     assert best(memory, "what does Rack_7 hold?").values == ("Blade-7",)
 
 
+def test_what_an_earlier_value_holds_now_is_read_on_from_it(memory: Memory) -> None:
+    # The crate moved from one shed to another: "the shed it was first in" is an earlier
+    # value, and who has that shed's keys is read on from it, not from where it is now.
+    memory.remember_many(
+        [
+            ("Crate 7", "LOCATED_IN", "Shed A"),
+            ("Shed A", "KEYHOLDER", "Ines Roy"),
+            ("Shed B", "KEYHOLDER", "Tom Hale"),
+        ]
+    )
+    memory.remember("Crate 7", "LOCATED_IN", "Shed B")
+    first = memory.ask("who has the keys to the shed crate 7 was first in?")
+    assert first.values == ("Ines Roy",), first
+    assert ("Crate 7", "LOCATED_IN", "Shed A") in {
+        (f.subject, f.predicate, f.object) for f in first.evidence
+    }
+    now = memory.ask("who has the keys to the shed crate 7 is in now?")
+    assert now.values == ("Tom Hale",), now
+
+
+def test_a_state_said_in_other_words_is_judged_both_ways(memory: Memory) -> None:
+    # A yes/no question rarely says a status in the stored words: "finished" of a job whose
+    # status is "completed" is a yes, "open" of one whose status is "closed" a no. Both
+    # verdicts are read and ranked; the reader may not be sure of a pair of words, but
+    # never answers "no" to a state said in other words.
+    memory.remember_many(
+        [
+            ("Job 12", "status", "in progress"),
+            ("Job 12", "status", "completed"),
+            ("Job 14", "status", "open"),
+            ("Job 14", "status", "closed"),
+        ]
+    )
+    finished = memory.ask("is job 12 finished?", k=3)
+    assert finished.answer in ("yes", UNKNOWN), finished
+    assert "yes" in {r.answer for r in finished.readings}
+    assert memory.ask("has job 12 been completed?").answer == "yes"
+    assert memory.ask("is job 14 still open?").answer.startswith("no: closed")
+
+
 def test_a_state_another_subject_holds_is_answered_no_with_the_current_one(
     memory: Memory,
 ) -> None:

@@ -102,6 +102,7 @@ def test_neo4j_reads_served_ahead_equal_the_stores_reads_at_the_same_state(
         (["Cluster_1"], dict(limit=200, predicates=["OWNED_BY", "RUNS_ON"])),
         (["Team_2"], dict(history=True, limit=200, predicates=["LEADS"])),
         (["Person_9", "Svc_17"], dict(limit=5)),  # (not read ahead: read from the store)
+        (["Team_3"], dict(limit=40)),  # (Svc_3's owner before Team_2: an earlier value's now)
     ]
     for names, kw in requests:
         assert view.facts_of(names, **kw) == store.facts_of(names, **kw), (names, kw)
@@ -249,6 +250,7 @@ def test_a_neo4j_answer_takes_two_round_trips_and_answers_as_the_embedded_store(
         "Who leads the team that owns Svc_7?",
         "What does Svc_12 run on?",
         "Who owned Svc_3 before Team_2?",
+        "Who leads the team that owned Svc_3 before Team_2?",  # (an earlier value's relation)
     ]
     trips = []
     try:

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from ctxneo.answering.forms import FORMS
 from ctxneo.answering.linking import LINK_FEATURES, Anchor
-from ctxneo.answering.match import Matcher, lexical, predicate_stems
+from ctxneo.answering.match import Association, Matcher, lexical, predicate_stems
 from ctxneo.answering.question import Question
 from ctxneo.answering.readings import Candidate, Hop, Shape
 from ctxneo.answering.values import has_shape, only_a_measure, person_like
@@ -82,6 +82,8 @@ FEATURES: tuple[str, ...] = (
     "rel_min",
     "rel_sum",
     "rel_last",
+    "last_head",
+    "last_share",
     "explained",
     "unexplained",
     "wh_assoc",
@@ -102,6 +104,7 @@ FEATURES: tuple[str, ...] = (
     "variant_previous",
     "variant_before",
     "precedes_named",
+    "onward",
     "slot_len",
     "claim_p",
     "claim_current",
@@ -112,6 +115,9 @@ FEATURES: tuple[str, ...] = (
     "speaker_claimed",
     "stated_verdict",
     "stated_yes",
+    "stated_alike",
+    "stated_assoc",
+    "stated_meaning",
     # against the rivals, and against the memory
     "rel_room",
     "newest",
@@ -146,6 +152,8 @@ class Context:
     #: The anchors' slots as the walk read them, current and closed facts: (node, hop) ->
     #: facts. (What a claimed value is, or was, the value of.)
     slots: Mapping[tuple[str, Hop], Sequence[Fact]] = field(default_factory=dict)
+    #: The learned (question word, value word) table of yes/no verdicts, when fitted.
+    verdicts: Association | None = None
 
 
 def wh_of(q: Question) -> str | None:
@@ -217,8 +225,8 @@ class Featurizer:
         # Per name and per hop: what many readings of one question share.
         self._like: dict[str, float] = {}
         self._hop: dict[tuple[str, frozenset[int]], tuple[float, ...]] = {}
-        self._explained: dict[str, frozenset[int]] = {}
         self._kinds = frozenset(ts for _, ts in ctx.type_words)
+        self._alike: dict[tuple[object, ...], tuple[float, float]] = {}
 
     def row(self, c: Candidate) -> list[float]:
         """The feature row of one reading (see :data:`FEATURES`); rival features are
@@ -272,14 +280,15 @@ class Featurizer:
             # went urgent"): the answer is the value before that one.
             after = [x for x in c.slot if x.seq > c.evidence[0].seq][:1]
             if after:
-                nxt = s.hops[-1].end(after[0])
+                nxt = s.hops[0 if c.onward else -1].end(after[0])
                 f[INDEX["precedes_named"]] = max(
                     (x.p for x in ctx.anchors if x.entity == nxt), default=0.0
                 )
+        f[INDEX["onward"]] = float(c.onward)
         f[INDEX["slot_len"]] = math.log1p(len(c.slot))
         if c.claim is not None:
             f[INDEX["claim_p"]] = c.claim.p
-            hop = s.hops[-1]
+            hop = s.hops[0 if c.onward else -1]  # (the slot's hop)
             slot_ends = {hop.end(x) for x in c.slot}
             now = set(s.ends)
             claimed = c.claim.entity
@@ -307,6 +316,11 @@ class Featurizer:
         if c.stated:
             f[INDEX["stated_verdict"]] = 1.0
             f[INDEX["stated_yes"]] = float(c.variant == "yes")
+            f[INDEX["stated_meaning"]] = float(c.alike)
+            if c.values:
+                alike, assoc = self._stated_alike(excluded, s.hops[-1].predicate, c.values[:5])
+                f[INDEX["stated_alike"]] = alike
+                f[INDEX["stated_assoc"]] = assoc
         self._said_features(f, c, excluded)
         return f
 
@@ -331,6 +345,30 @@ class Featurizer:
         ]
         if relation:
             f[INDEX["said_rel"]] = sum(1 for t in relation if t.stem in said) / len(relation)
+
+    def _stated_alike(
+        self, excluded: frozenset[int], predicate: str, values: Sequence[str]
+    ) -> tuple[float, float]:
+        """How alike the words a yes/no question states are to a slot's values: the best
+        cosine of their word vectors, and the best learned verdict weight (positive: the
+        corpus's questions said that value in those words; negative: they asked of
+        another value in them). The stated words are the question's content words that
+        neither name the entities read nor say the relation's words."""
+        key = (excluded, predicate, tuple(values))
+        found = self._alike.get(key)
+        if found is None:
+            ctx = self.ctx
+            words = ctx.matcher.stated_words(excluded | ctx.matcher.names(predicate))
+            vw = [(w, st) for v in values for w, st in predicate_stems(v)]
+            alike = max(
+                (ctx.meaning.similarity(t.word, w) for t in words for w, _ in vw), default=0.0
+            )
+            assoc = 0.0
+            if ctx.verdicts is not None:
+                weights = [ctx.verdicts.weight(t.stem, st) for t in words for _, st in vw]
+                assoc = max(weights, key=abs, default=0.0)
+            found = self._alike[key] = (alike, assoc)
+        return found
 
     def _passed(self, s: Shape) -> set[str]:
         found = self._through.get(id(s))
@@ -379,6 +417,16 @@ class Featurizer:
             out[f"assoc_{i + 1}"] = asc
             scores.append(max(lx, vc, min(1.0, asc / 3.0)))
             explained |= self._explains(hop.predicate)
+        # The last relation's head word (its last: the CHARGE of EXCESS_MILEAGE_CHARGE),
+        # and how many of its words the question says: "what mileage" says a word of
+        # that relation, but asks for a mileage, not a charge.
+        said = [
+            max((v for p, v in at.items() if p not in excluded), default=0.0)
+            for at in ctx.matcher.word_scores(s.hops[-1].predicate)
+        ]
+        if said:
+            out["last_head"] = said[-1]
+            out["last_share"] = sum(1 for v in said if v >= 0.5) / len(said)
         out["rel_min"] = min(scores)
         out["rel_sum"] = sum(scores)
         out["rel_last"] = scores[-1]
@@ -412,15 +460,7 @@ class Featurizer:
 
     def _explains(self, predicate: str) -> frozenset[int]:
         """The question positions a predicate's words stand for clearly."""
-        found = self._explained.get(predicate)
-        if found is None:
-            lex, vec, assoc = self.ctx.matcher.scores(predicate)
-            found = self._explained[predicate] = frozenset(
-                {p for p, v in lex.items() if v >= 0.8}
-                | {p for p, v in vec.items() if v >= 0.5}
-                | {p for p, v in assoc.items() if v >= 1.0}
-            )
-        return found
+        return self.ctx.matcher.explains(predicate)
 
     def _likeness(self, name: str) -> float:
         found = self._like.get(name)

@@ -213,6 +213,9 @@ class ReaderModel:
     association: Association | None = None
     ranker: Trees | None = None
     confidence: Confidence | None = None
+    #: (question word, value word) pairs said of one state or of two: how a yes/no
+    #: question's words stand for a value in other words ("finished" / "completed").
+    verdicts: Association | None = None
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> ReaderModel:
@@ -228,6 +231,7 @@ class ReaderModel:
             Association(doc["association"]) if doc.get("association") else None,
             Trees(ranker) if ranker else None,
             Confidence.from_dict(doc["confidence"]) if doc.get("confidence") else None,
+            Association(doc["verdicts"]) if doc.get("verdicts") else None,
         )
 
     @classmethod

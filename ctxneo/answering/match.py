@@ -25,7 +25,7 @@ from functools import lru_cache
 from ctxneo.answering.lexicon import Lexicon
 from ctxneo.answering.question import Question
 from ctxneo.meaning import Meaning
-from ctxneo.text import STOPWORDS, name_stems, split_words
+from ctxneo.text import STOPWORDS, Token, name_stems, split_words
 
 #: Question words that say nothing of which relation is asked.
 FILLER = frozenset(
@@ -35,6 +35,9 @@ FILLER = frozenset(
     going get got give look see find final finally today these days things stand pls plz
     rn atm now yet yes yeah correct""".split()
 )
+#: Function words that say a state by themselves ("is 12 *done*?", "the line is *down*"):
+#: what a yes/no question may state of a value in other words than its own.
+STATE_WORDS = frozenset("done down off out up".split())
 #: Question words kept as relation words although they are function words: they carry a
 #: relation by themselves ("where", "when", "who's *on*", "*with* whom").
 CARRIERS = frozenset("who whom whose where when how much many long on with at in by for".split())
@@ -96,6 +99,8 @@ class Matcher:
         )
         self._cache: dict[str, tuple[dict[int, float], dict[int, float], dict[int, float]]] = {}
         self._relevance: dict[tuple[str, frozenset[int]], float] = {}
+        self._explained: dict[str, frozenset[int]] = {}
+        self._words: dict[str, tuple[dict[int, float], ...]] = {}
 
     def scores(self, name: str) -> tuple[dict[int, float], dict[int, float], dict[int, float]]:
         """Per question position: (lexical, vector, association) strength for ``name``."""
@@ -128,6 +133,60 @@ class Matcher:
         found = (lex, vec, assoc)
         self._cache[name] = found
         return found
+
+    def explains(self, name: str) -> frozenset[int]:
+        """The question positions ``name``'s words stand for clearly."""
+        found = self._explained.get(name)
+        if found is None:
+            assoc = self.scores(name)[2]
+            found = self._explained[name] = self.names(name) | {
+                p for p, v in assoc.items() if v >= 1.0
+            }
+        return found
+
+    def word_scores(self, name: str) -> tuple[dict[int, float], ...]:
+        """For each word of ``name`` (function words left out), in order: how strongly each
+        question position says it (the same stem or a related one, or alike in meaning)."""
+        found = self._words.get(name)
+        if found is None:
+            words = self.q.words
+            out = []
+            for pw, ps in predicate_stems(name):
+                at: dict[int, float] = {}
+                for pos in self.positions:
+                    t = words[pos]
+                    if t.stop:
+                        continue
+                    lx = lexical(t.stem, ps)
+                    if not lx and self.lexicon is not None and self.lexicon.related(t.stem, ps):
+                        lx = 0.8
+                    v = max(lx, self.meaning.similarity(t.word, pw))
+                    if v > _VECTOR_FLOOR:
+                        at[pos] = v
+                out.append(at)
+            found = self._words[name] = tuple(out)
+        return found
+
+    def stated_words(self, excluded: frozenset[int]) -> list[Token]:
+        """The words that may state a value, outside ``excluded`` positions: content words
+        and words that say a state ("done"), not filler ("still", "now")."""
+        return [
+            t
+            for t in self.q.words
+            if (not t.stop or t.word in STATE_WORDS)
+            and t.word not in FILLER
+            and len(t.word) > 1
+            and t.pos not in excluded
+        ]
+
+    def names(self, name: str) -> frozenset[int]:
+        """The question positions that say ``name``'s words: the same stem or a related
+        one, or a word alike in meaning (the learned association left out, so that what
+        is fitted before it reads the same)."""
+        lex, vec, _ = self.scores(name)
+        return frozenset(
+            {p for p, v in lex.items() if v >= 0.8} | {p for p, v in vec.items() if v >= 0.5}
+        )
 
     def relevance(self, name: str, excluded: frozenset[int] = frozenset()) -> float:
         """One number for pruning walks: the best signal at any relation position."""

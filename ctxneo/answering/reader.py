@@ -30,8 +30,8 @@ from ctxneo.answering.entities import cover
 from ctxneo.answering.forms import FORMS
 from ctxneo.answering.learned import ReaderModel
 from ctxneo.answering.lexicon import Lexicon
-from ctxneo.answering.linking import LINK_FEATURES, Anchor, candidates, first_person
-from ctxneo.answering.match import Matcher
+from ctxneo.answering.linking import LINK_FEATURES, Anchor, candidates, first_person, relation_words
+from ctxneo.answering.match import STATE_WORDS, Matcher
 from ctxneo.answering.question import Question, lookup_keys, read_question
 from ctxneo.answering.readings import (
     Candidate,
@@ -156,7 +156,14 @@ class Reader:
             f[0], f[1] = 1.0, 1.0
             anchors = [Anchor(topic, frozenset(c.positions), 1.0, True, tuple(f), 1.0)]
         else:
-            anchors = candidates(q, hits, self.meaning, self.model.linker, speaker)
+            anchors = candidates(
+                q,
+                hits,
+                self.meaning,
+                self.model.linker,
+                speaker,
+                relation_words(matcher, vocabulary.predicates),
+            )
         forms = (
             self.model.forms.probabilities(q.words)
             if self.model.forms is not None
@@ -177,7 +184,7 @@ class Reader:
         # A verdict on a value no entity names is offered only to a question that reads as
         # yes/no: any other question may state values without asking about them.
         stated = (
-            frozenset(t.stem for t in q.words if not t.stop)
+            frozenset(t.stem for t in q.words if not t.stop or t.word in STATE_WORDS)
             if forms.get("yesno", 0.0) >= STATED_P
             else frozenset()
         )
@@ -200,6 +207,7 @@ class Reader:
             type_words,
             {h.name: h.said for h in hits if h.said},
             walker.slots,
+            self.model.verdicts,
         )
         featurizer = feats.Featurizer(ctx)
         rows = [featurizer.row(c) for c in found]

@@ -11,11 +11,15 @@ unnamed ones. Each shape is then offered in every form it can take:
 - **count**: how many there are;
 - **none**: a relation whose every value was retracted;
 - **earlier**: a value its last hop held before (the previous one, the first, or
-  the one before a value the question names), across a join too;
+  the one before a value the question names), across a join too, and what such a
+  value holds now, one relation on ("the shed the crate was first in: who has its
+  keys?");
 - **speaker**: who stated its last fact (or the fact holding a value the
   question names);
 - **yes/no**: whether a value the question names holds now; a stale one is
-  answered "no" with the value that holds now and since when;
+  answered "no" with the value that holds now and since when; a value it states in
+  words is judged both ways, the ranker weighing how its words stand for the value
+  ("finished" for "completed" is a yes, "open" for "closed" a no);
 - **intersection**: values two anchors' shapes share ("the shipment from Nordvik
   that is delayed").
 
@@ -36,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ctxneo.answering.linking import LINK_FEATURES, Anchor
-from ctxneo.answering.match import Matcher
+from ctxneo.answering.match import STATE_WORDS, Matcher
 from ctxneo.model import Fact, render_values
 from ctxneo.stores.base import DescribedAsk, Store, Vocabulary
 from ctxneo.stores.neighbourhood import Plan, View
@@ -152,6 +156,11 @@ class Candidate:
     slot: tuple[Fact, ...] = ()  # the slot read (earlier, yes/no, none), oldest first
     from_value: bool = False  # read from the side of the value the question names
     stated: bool = False  # a verdict on a value the question states in words, not a name
+    #: A "yes" to a stated value that is not the current one's words: the question may
+    #: say the current value in other words ("finished" for "completed").
+    alike: bool = False
+    #: An earlier value's own relation, read on from it: its slot is the first hop's.
+    onward: bool = False
     features: list[float] = field(default_factory=list)
     score: float = 0.0
 
@@ -224,6 +233,7 @@ class Walker:
         self.slots: dict[Slot, list[Fact]] = {}
         self._read_whole: set[tuple[str, str | None]] = set()
         self._ranked: list[tuple[float, str]] | None = None
+        self._named_or_relation: frozenset[int] | None = None
 
     def ranked_predicates(self) -> list[tuple[float, str]]:
         """Every predicate of the memory with how well the question names it, best first
@@ -554,6 +564,23 @@ class Walker:
     def slot(self, node: str, hop: Hop) -> list[Fact]:
         return self.slots.get((node, hop), [])
 
+    def named_or_relation(self) -> frozenset[int]:
+        """The question's positions that name an entity walked from or a relation in
+        memory (read once per question)."""
+        if self._named_or_relation is None:
+            positions = {p for a in self.anchors for p in a.positions}
+            for predicate in self.vocabulary.predicates:
+                positions |= self.matcher.names(predicate)
+            self._named_or_relation = frozenset(positions)
+        return self._named_or_relation
+
+    def current_facts(self, entities: Sequence[str]) -> list[Fact]:
+        """The current facts of ``entities`` (the ends of a slot's closed facts, which the
+        walk does not go on from: see :func:`onward`)."""
+        if not entities:
+            return []
+        return self.store.facts_of(list(entities), as_of=self.as_of, limit=LATER_HOP_LIMIT)
+
 
 def described_ahead(
     matcher: Matcher, predicates: Sequence[str] | None, as_of: int | None
@@ -652,12 +679,67 @@ def readings(
             if slot:
                 made = _slot_readings(walker, s, hop, slot, values, claims, forms)
                 if "yesno" in forms and stated:
-                    verdict = _stated_verdict(walker, s, hop, slot, claims, stated)
-                    if verdict is not None:
-                        made.append(verdict)
+                    made += _stated_verdicts(walker, s, hop, slot, claims, stated)
+                if len(s.hops) == 1:
+                    made += onward(walker, s, [c for c in made if c.form == "earlier"])
                 out += _joined(made, reached[i][node])
     if slots:
         out += _value_side(walker, claims, forms, named)
+    return out
+
+
+#: Relations read on from an earlier value, at most (the best named by the question).
+ONWARD_RELATIONS = 4
+
+
+def onward(walker: Walker, s: Shape, earlier: Sequence[Candidate]) -> list[Candidate]:
+    """What an earlier value holds now: "the chamber T-110 was first in: who's booking it
+    now?" is the first value of T-110's slot, then that chamber's current booker. The walk
+    goes on only from current values; this goes one relation on from an earlier one, in
+    the earlier reading's variant, for the relations the question names best."""
+    hop = s.hops[-1]
+    now = set(s.values())
+    ends = list(dict.fromkeys(c.values[0] for c in earlier if c.values and c.values[0] not in now))
+    if not ends:
+        return []
+    by: dict[tuple[str, Hop], list[tuple[Fact, str]]] = {}
+    for f in walker.current_facts(ends):
+        for node in dict.fromkeys(n for n in (f.subject, f.object) if n in ends):
+            for nxt, end in _step(f, node):
+                if nxt.predicate == hop.predicate and nxt.forward != hop.forward:
+                    continue  # back along the slot's own relation: its other holders
+                by.setdefault((node, nxt), []).append((f, end))
+    best: dict[str, list[Hop]] = {}
+    for node, nxt in sorted(
+        by, key=lambda k: (-walker.matcher.relevance(k[1].predicate, s.anchor.positions), k)
+    ):
+        if len(best.setdefault(node, [])) < ONWARD_RELATIONS:
+            best[node].append(nxt)
+    out = []
+    for c in earlier:
+        node = c.values[0] if c.values else None
+        for nxt in best.get(node or "", ()):
+            facts = sorted(by[(node, nxt)], key=lambda x: x[0].seq)  # type: ignore[index]
+            shape = Shape(s.anchor, (hop, nxt))
+            for f, end in facts:
+                shape.paths.append((c.evidence[0], f))
+                shape.ends.append(end)
+            shape.relevance = walker.relevance(shape)
+            values = shape.values()
+            evidence = _distinct([c.evidence[0], *(f for f, _ in facts), *c.evidence[1:]])
+            out.append(
+                Candidate(
+                    "earlier",
+                    c.variant,
+                    shape,
+                    values,
+                    evidence,
+                    render_values(values),
+                    claim=c.claim,
+                    slot=c.slot,
+                    onward=True,
+                )
+            )
     return out
 
 
@@ -817,41 +899,59 @@ def _verdict(
 def said(value: str, stems: frozenset[str]) -> bool:
     """Whether a question states a value: every content word of it is among the
     question's stems ("$1,812" in "is it $1,812 now?", not in "is it 1,786?")."""
-    words = [t.stem for t in tokens(value) if not t.stop]
+    words = [t.stem for t in tokens(value) if not t.stop or t.word in STATE_WORDS]
     return bool(words) and all(w in stems for w in words)
 
 
-def _stated_verdict(
+def _stated_verdicts(
     walker: Walker,
     s: Shape,
     hop: Hop,
     slot: list[Fact],
     claims: Sequence[Anchor],
     stems: frozenset[str],
-) -> Candidate | None:
+) -> list[Candidate]:
     """A yes/no question that states a value rather than naming an entity (an amount, a
     date, a word no entity is named by): yes when a current value of the slot is stated,
-    otherwise no, with what holds now. (A value the question names as an entity is a
-    claim, judged by :func:`_verdict`.)"""
+    otherwise no, with what holds now, and yes too: the words may say the current value
+    otherwise ("is 2207 finished?" of a status "completed"); the ranker weighs the two by
+    how alike the words and the value are (see the features ``stated_*``). (A value the
+    question names as an entity is a claim, judged by :func:`_verdict`.)"""
     if any(hop.end(f) == c.entity for f in slot for c in claims):
-        return None
+        return []
     now = sorted((f for f in slot if walker.current(f)), key=lambda f: f.seq)
     if not now:
-        return None
+        return []
     stated = [f for f in now if said(hop.end(f), stems)]
     if stated:
-        return Candidate(
-            "yesno",
-            "yes",
-            s,
-            (hop.end(stated[-1]),),
-            (stated[-1],),
-            "yes",
-            slot=tuple(slot),
-            stated=True,
-        )
+        f = stated[-1]
+        return [
+            Candidate("yesno", "yes", s, (hop.end(f),), (f,), "yes", slot=tuple(slot), stated=True)
+        ]
     shown, answer = _no(hop, now)
-    return Candidate("yesno", "no", s, shown, tuple(now), answer, slot=tuple(slot), stated=True)
+    out = [Candidate("yesno", "no", s, shown, tuple(now), answer, slot=tuple(slot), stated=True)]
+    if _states_in_words(walker):
+        out.append(
+            Candidate(
+                "yesno",
+                "yes",
+                s,
+                shown,
+                tuple(now),
+                "yes",
+                slot=tuple(slot),
+                stated=True,
+                alike=True,
+            )
+        )
+    return out
+
+
+def _states_in_words(walker: Walker) -> bool:
+    """Whether the question has words that may say a value in other words: words that
+    name no entity it is read from and no relation in memory ("is job 12 *finished*?";
+    not "is Tomasz Wren operating F-12?", all names and a relation's verb)."""
+    return bool(walker.matcher.stated_words(walker.named_or_relation()))
 
 
 def _no(hop: Hop, now: list[Fact]) -> tuple[tuple[str, ...], str]:

@@ -1279,6 +1279,8 @@ class Neo4jStore(Store):
         found = Neighbourhood(row["at"], plan.as_of)
         for g in row["first"]:
             found.add(g["key"], read(g["seqs"], True, plan.first_limit, None))
+        for g in row["old"]:
+            found.add(g["key"], read(g["seqs"], False, plan.later_limit, None))
         for g in row["second"]:
             found.add(g["key"], read(g["seqs"], plan.later_history, plan.later_limit, None))
             if g["read"]:
