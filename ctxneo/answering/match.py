@@ -100,7 +100,31 @@ class Matcher:
         self._cache: dict[str, tuple[dict[int, float], dict[int, float], dict[int, float]]] = {}
         self._relevance: dict[tuple[str, frozenset[int]], float] = {}
         self._explained: dict[str, frozenset[int]] = {}
-        self._words: dict[str, tuple[dict[int, float], ...]] = {}
+        self._pairs: dict[str, dict[int, list[tuple[float, float]]]] = {}
+
+    def _per_word(self, name: str) -> dict[int, list[tuple[float, float]]]:
+        """Per question position (not a function word), for each word of ``name`` in
+        order: (lexical, vector) strength. What :meth:`scores` and :meth:`word_scores`
+        read, computed once per predicate."""
+        found = self._pairs.get(name)
+        if found is not None:
+            return found
+        p_words = predicate_stems(name)
+        words = self.q.words
+        found = {}
+        for pos in self.positions:
+            t = words[pos]
+            if t.stop:
+                continue
+            row = []
+            for pw, ps in p_words:
+                lx = lexical(t.stem, ps)
+                if not lx and self.lexicon is not None and self.lexicon.related(t.stem, ps):
+                    lx = 0.8
+                row.append((lx, self.meaning.similarity(t.word, pw)))
+            found[pos] = row
+        self._pairs[name] = found
+        return found
 
     def scores(self, name: str) -> tuple[dict[int, float], dict[int, float], dict[int, float]]:
         """Per question position: (lexical, vector, association) strength for ``name``."""
@@ -111,22 +135,18 @@ class Matcher:
         vec: dict[int, float] = {}
         assoc: dict[int, float] = {}
         p_words = predicate_stems(name)
+        pairs = self._per_word(name)
         words = self.q.words
         for pos in self.positions:
-            t = words[pos]
-            if t.stop:
-                lx = 0.0
-                vc = 0.0
-            else:
-                lx = max((lexical(t.stem, ps) for _, ps in p_words), default=0.0)
-                if not lx and self.lexicon is not None:
-                    lx = 0.8 * any(self.lexicon.related(t.stem, ps) for _, ps in p_words)
-                vc = max((self.meaning.similarity(t.word, pw) for pw, _ in p_words), default=0.0)
+            row = pairs.get(pos, ())
+            lx = max((x for x, _ in row), default=0.0)
+            vc = max((v for _, v in row), default=0.0)
             if lx:
                 lex[pos] = lx
             if vc > _VECTOR_FLOOR:
                 vec[pos] = vc
             if self.association is not None:
+                t = words[pos]
                 a = max((self.association.weight(t.stem, ps) for _, ps in p_words), default=0.0)
                 if a:
                     assoc[pos] = a
@@ -147,25 +167,11 @@ class Matcher:
     def word_scores(self, name: str) -> tuple[dict[int, float], ...]:
         """For each word of ``name`` (function words left out), in order: how strongly each
         question position says it (the same stem or a related one, or alike in meaning)."""
-        found = self._words.get(name)
-        if found is None:
-            words = self.q.words
-            out = []
-            for pw, ps in predicate_stems(name):
-                at: dict[int, float] = {}
-                for pos in self.positions:
-                    t = words[pos]
-                    if t.stop:
-                        continue
-                    lx = lexical(t.stem, ps)
-                    if not lx and self.lexicon is not None and self.lexicon.related(t.stem, ps):
-                        lx = 0.8
-                    v = max(lx, self.meaning.similarity(t.word, pw))
-                    if v > _VECTOR_FLOOR:
-                        at[pos] = v
-                out.append(at)
-            found = self._words[name] = tuple(out)
-        return found
+        pairs = self._per_word(name)
+        return tuple(
+            {pos: v for pos, row in pairs.items() if (v := max(row[i])) > _VECTOR_FLOOR}
+            for i in range(len(predicate_stems(name)))
+        )
 
     def stated_words(self, excluded: frozenset[int]) -> list[Token]:
         """The words that may state a value, outside ``excluded`` positions: content words

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ctxneo.answering.linking import LINK_FEATURES, Anchor
+from ctxneo.answering.linking import LINK_FEATURES, Anchor, relation_words
 from ctxneo.answering.match import STATE_WORDS, Matcher
 from ctxneo.model import Fact, render_values
 from ctxneo.stores.base import DescribedAsk, Store, Vocabulary
@@ -568,10 +568,10 @@ class Walker:
         """The question's positions that name an entity walked from or a relation in
         memory (read once per question)."""
         if self._named_or_relation is None:
-            positions = {p for a in self.anchors for p in a.positions}
-            for predicate in self.vocabulary.predicates:
-                positions |= self.matcher.names(predicate)
-            self._named_or_relation = frozenset(positions)
+            named = frozenset(p for a in self.anchors for p in a.positions)
+            self._named_or_relation = named | relation_words(
+                self.matcher, self.vocabulary.predicates
+            )
         return self._named_or_relation
 
     def current_facts(self, entities: Sequence[str]) -> list[Fact]:
