@@ -417,9 +417,9 @@ class Featurizer:
             out[f"assoc_{i + 1}"] = asc
             scores.append(max(lx, vc, min(1.0, asc / 3.0)))
             explained |= self._explains(hop.predicate)
-        # The last relation's head word (its last: the CHARGE of EXCESS_MILEAGE_CHARGE),
-        # and how many of its words the question says: "what mileage" says a word of
-        # that relation, but asks for a mileage, not a charge.
+        # The last relation's head word (its last: the DATE of DEPOSIT_REFUND_DATE), and
+        # how many of its words the question says: "what deposit" says a word of that
+        # relation, but asks for a deposit, not a date.
         said = [
             max((v for p, v in at.items() if p not in excluded), default=0.0)
             for at in ctx.matcher.word_scores(s.hops[-1].predicate)

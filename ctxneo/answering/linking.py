@@ -299,8 +299,8 @@ def _other_word(
     relation_words: frozenset[int],
 ) -> bool:
     """Whether the question may write, right beside the words it names a name by,
-    another word in the place of the name's own: "paul okoro" for ``Paul Marsh``, "YF21
-    KZR" for ``YF21 KZP`` (a look-alike of the one asked about, which may not be in
+    another word in the place of the name's own: "greta okafor" for ``Greta Lindqvist``,
+    "TX4 QVN" for ``TX4 QMB`` (a look-alike of the one asked about, which may not be in
     memory at all). A feature, not a rule: as a rule it cost 32 right answers on
     `train/` for 11 unanswerable twins, a word beside a name being often a synonym of
     its kind word ("agreement MSA 2291" for ``Contract_MSA_2291``) or another party
@@ -349,7 +349,7 @@ def _other_word(
 
 def _code(word: str) -> bool:
     """Whether a word of a name is a code rather than a word: digits in it, or a few
-    consonant letters ("kzp", "fl", "qx")."""
+    consonant letters ("qmb", "fl", "qx")."""
     if any(c.isdigit() for c in word):
         return True
     return len(word) <= 4 and not any(c in "aeiouy" for c in word)
