@@ -20,7 +20,9 @@ With ``--extra``, the scenarios given are a group of their own, always among the
 others a fold is fitted on and never measured: the same questions are measured as
 without them, so the two runs say what that data adds. ``--at-false N`` also reports
 the answers right at the threshold that gives N false answers (wrong answers and twins
-answered), which compares designs at one precision rather than at 0.5.
+answered), which compares designs at one precision rather than at 0.5. ``--dump D``
+writes each seed's out-of-fold answering probabilities, labels, twin marks and kinds
+to ``D.seedN.npz``: the curve the default threshold was chosen on (``reader.py``).
 
 MetaQA's ranker questions (dev 825-999 of each hop) are read as the build reads them
 (the parts fitted on the whole corpus and MetaQA's linker questions), dealt round the
@@ -56,6 +58,7 @@ def measure(
     seed: int,
     at_false: Sequence[int] = (),
     metaqa: Sequence[build.Asked] = (),
+    dump: Path | None = None,
 ) -> dict[str, float]:
     """The figures of the module docstring over the first FOLDS groups (a last group,
     ``--extra``, is fitted on and never measured), and MetaQA's top-1 and right answers at
@@ -76,6 +79,8 @@ def measure(
         kinds += [g.kind for g in oof.asked[k]]
     p = np.asarray(probability)
     y = np.asarray(truth)
+    if dump is not None:
+        np.savez(dump.with_suffix(f".seed{seed}.npz"), p=p, y=y, twin=np.asarray(twin), kind=kinds)
     t = np.asarray(twin)
     kg = np.asarray([k.startswith("metaqa") for k in kinds])
     given = p >= 0.5
@@ -159,6 +164,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="N",
         help="also report the answers right at the threshold that gives N false answers",
     )
+    ap.add_argument(
+        "--dump",
+        help="also write each seed's out-of-fold answering probabilities, labels, twin marks "
+        "and kinds to DUMP.seedN.npz (to study the answering threshold)",
+    )
     args = ap.parse_args(argv)
     started = time.monotonic()
     cache = Path(args.cache) if args.cache else None
@@ -174,7 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         metaqa = []
     for g in metaqa:
         g.weight = args.metaqa_weight
-    rows = [measure(folds, seed, args.at_false, metaqa) for seed in args.seeds]
+    dump = Path(args.dump) if args.dump else None
+    rows = [measure(folds, seed, args.at_false, metaqa, dump) for seed in args.seeds]
     for seed, row in zip(args.seeds, rows, strict=True):
         print(
             f"seed {seed}: "
