@@ -397,7 +397,8 @@ def test_confidence_is_a_probability_and_the_default_threshold_applies(memory: M
             assert memory.ask(question).answer == UNKNOWN
         else:
             assert memory.ask(question).answer == a.answer
-    assert DEFAULT_MIN_CONFIDENCE == 0.5
+    # (a false answer costs twice an UNKNOWN: README, "Abstention")
+    assert abs(DEFAULT_MIN_CONFIDENCE - 2 / 3) < 1e-12
 
 
 def test_top_k_readings_and_a_context_within_the_budget(memory: Memory) -> None:
