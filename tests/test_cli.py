@@ -84,6 +84,13 @@ def test_the_command_list_shows_whole_sentences() -> None:
             assert f"{path[0]} {command.get_short_help_str(limit=10_000)}" in words
 
 
+def test_ask_help_gives_the_default_threshold() -> None:
+    from ctxneo.answering import DEFAULT_MIN_CONFIDENCE
+
+    assert abs(DEFAULT_MIN_CONFIDENCE - 2 / 3) < 1e-12  # what the help below says
+    assert "default: the answerer's, 2/3" in " ".join(run("ask", "--help").output.split())
+
+
 @pytest.mark.parametrize("group", [[], ["neo4j"]])
 def test_a_group_without_a_command_shows_its_help(group: list[str]) -> None:
     result = run(*group, code=2)

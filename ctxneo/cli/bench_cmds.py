@@ -155,7 +155,7 @@ def progress_bar(silent: bool) -> Progress:
 )
 @min_confidence_option(
     "Passed to the context graph: answer only at or above this confidence "
-    "(default: the answerer's own)."
+    "(default: the answerer's own, 2/3)."
 )
 @click.option("--details", is_flag=True, help="Also print every query's answer.")
 @click.option(
@@ -458,7 +458,7 @@ def _hops(value: str | None) -> list[int] | None:
 )
 @min_confidence_option(
     "Passed to every ask: answer only at or above this confidence (default: the "
-    "answerer's own; 0 answers every question, as Hits@1 is usually reported)."
+    "answerer's own, 2/3; 0 answers every question, as Hits@1 is usually reported)."
 )
 @click.option(
     "--backend",

@@ -156,7 +156,10 @@ def remember(
     show_default=True,
     help="Show this many readings of the question, best first.",
 )
-@min_confidence_option("Answer UNKNOWN below this confidence. [default: the answerer's]")
+@min_confidence_option(
+    "Answer UNKNOWN below this confidence. [default: the answerer's, 2/3: a false answer "
+    "is taken to cost twice an UNKNOWN]"
+)
 @click.option(
     "--max-tokens",
     type=click.IntRange(min=1),
