@@ -131,6 +131,7 @@ FEATURES: tuple[str, ...] = (
     "said_rel_gap",
 )
 INDEX = {name: i for i, name in enumerate(FEATURES)}
+_VALUE_INDEX = tuple(INDEX[name] for name in _VALUE_FEATURES)
 
 
 @dataclass(slots=True)
@@ -227,6 +228,7 @@ class Featurizer:
         self._hop: dict[tuple[str, frozenset[int]], tuple[float, ...]] = {}
         self._kinds = frozenset(ts for _, ts in ctx.type_words)
         self._alike: dict[tuple[object, ...], tuple[float, float]] = {}
+        self._heads: dict[tuple[str, frozenset[int]], tuple[float, float] | None] = {}
 
     def row(self, c: Candidate) -> list[float]:
         """The feature row of one reading (see :data:`FEATURES`); rival features are
@@ -249,10 +251,10 @@ class Featurizer:
             used.add(c.claim.entity)
         if c.partner is not None:
             used.add(c.partner.anchor.entity)
-        passed = self._passed(s)
-        f[INDEX["strong_unused"]] = float(
-            sum(1 for x in self.by_name if x.entity not in used and x.entity not in passed)
-        )
+        unused = [x for x in self.by_name if x.entity not in used]
+        if unused:  # (the nodes a shape passes through: read only when they can matter)
+            passed = self._passed(s)
+            f[INDEX["strong_unused"]] = float(sum(1 for x in unused if x.entity not in passed))
         f[INDEX["best_anchor_gap"]] = self.best_p - a.p
         f[INDEX["from_value"]] = float(c.from_value)
         f[INDEX[f"form_{c.form}"]] = 1.0
@@ -264,8 +266,9 @@ class Featurizer:
         )
         if c.form not in ("speaker", "none", "count") and c.values:
             rows = [self._value(v) for v in c.values[:20]]
-            for k, name in enumerate(_VALUE_FEATURES):
-                f[INDEX[name]] = sum(r[k] for r in rows) / len(rows)
+            n = len(rows)
+            for i, column in zip(_VALUE_INDEX, zip(*rows, strict=True), strict=True):
+                f[i] = sum(column) / n
             if ctx.type_words:
                 f[INDEX["type_value"]] = max(self._likeness(v) for v in c.values[:10])
                 # The "which X" noun among the words a value's facts were said in: "the
@@ -394,7 +397,9 @@ class Featurizer:
             "back_hops": float(sum(1 for h in s.hops if not h.forward)),
             "last_back": float(not s.hops[-1].forward),
             "paths": math.log1p(len(s.paths)),
-            "through_anchor": float(bool(self._passed(s) & (self.named - {a.entity}))),
+            "through_anchor": float(
+                bool(others := self.named - {a.entity}) and bool(self._passed(s) & others)
+            ),
             "last_multi": float(s.hops[-1].predicate in ctx.multi),
             # Out and back through one relation: the anchor's siblings by it.
             "sibling_walk": float(
@@ -420,13 +425,9 @@ class Featurizer:
         # The last relation's head word (its last: the DATE of DEPOSIT_REFUND_DATE), and
         # how many of its words the question says: "what deposit" says a word of that
         # relation, but asks for a deposit, not a date.
-        said = [
-            max((v for p, v in at.items() if p not in excluded), default=0.0)
-            for at in ctx.matcher.word_scores(s.hops[-1].predicate)
-        ]
-        if said:
-            out["last_head"] = said[-1]
-            out["last_share"] = sum(1 for v in said if v >= 0.5) / len(said)
+        head = self._head(s.hops[-1].predicate, excluded)
+        if head is not None:
+            out["last_head"], out["last_share"] = head
         out["rel_min"] = min(scores)
         out["rel_sum"] = sum(scores)
         out["rel_last"] = scores[-1]
@@ -457,6 +458,20 @@ class Featurizer:
             0.0, ctx.best_relevance - max(self.ctx.matcher.relevance(h.predicate) for h in s.hops)
         )
         return [(INDEX[n], v) for n, v in out.items()]
+
+    def _head(self, predicate: str, excluded: frozenset[int]) -> tuple[float, float] | None:
+        """How strongly the question says a relation's head word, and the share of its
+        words it says, with ``excluded`` set aside (per relation: shapes share them)."""
+        key = (predicate, excluded)
+        if key in self._heads:
+            return self._heads[key]
+        said = [
+            max((v for p, v in at.items() if p not in excluded), default=0.0)
+            for at in self.ctx.matcher.word_scores(predicate)
+        ]
+        found = (said[-1], sum(1 for v in said if v >= 0.5) / len(said)) if said else None
+        self._heads[key] = found
+        return found
 
     def _explains(self, predicate: str) -> frozenset[int]:
         """The question positions a predicate's words stand for clearly."""

@@ -80,6 +80,9 @@ class Trees:
         self._feature = self._feature.astype(np.intp)
         self._value = np.concatenate([np.zeros((trees, width)), self.leaf], 1).ravel()
         self._roots = (np.arange(trees, dtype=np.intp) * size)[None, :]
+        # ``depth`` counts a tree's levels, leaves included: one step fewer reaches every
+        # leaf (a tree of one leaf is a split to it, and still takes one).
+        self._steps = max(1, self.depth - 1)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -100,7 +103,7 @@ class Trees:
         at = (np.arange(n, dtype=np.intp) * width)[:, None]
         g = np.repeat(self._roots, n, axis=0)
         children, feature, threshold = self._children, self._feature, self._threshold
-        for _ in range(self.depth):
+        for _ in range(self._steps):
             x = flat[at + feature[g]]
             # left when x <= threshold (a NaN goes right, as it did)
             g = children[2 * g + 1 - (x <= threshold[g])]

@@ -101,6 +101,7 @@ class Matcher:
         self._relevance: dict[tuple[str, frozenset[int]], float] = {}
         self._explained: dict[str, frozenset[int]] = {}
         self._pairs: dict[str, dict[int, list[tuple[float, float]]]] = {}
+        self._word_scores: dict[str, tuple[dict[int, float], ...]] = {}
 
     def _per_word(self, name: str) -> dict[int, list[tuple[float, float]]]:
         """Per question position (not a function word), for each word of ``name`` in
@@ -167,11 +168,14 @@ class Matcher:
     def word_scores(self, name: str) -> tuple[dict[int, float], ...]:
         """For each word of ``name`` (function words left out), in order: how strongly each
         question position says it (the same stem or a related one, or alike in meaning)."""
-        pairs = self._per_word(name)
-        return tuple(
-            {pos: v for pos, row in pairs.items() if (v := max(row[i])) > _VECTOR_FLOOR}
-            for i in range(len(predicate_stems(name)))
-        )
+        found = self._word_scores.get(name)
+        if found is None:  # (every shape ending in this relation asks again)
+            pairs = self._per_word(name)
+            found = self._word_scores[name] = tuple(
+                {pos: v for pos, row in pairs.items() if (v := max(row[i])) > _VECTOR_FLOOR}
+                for i in range(len(predicate_stems(name)))
+            )
+        return found
 
     def stated_words(self, excluded: frozenset[int]) -> list[Token]:
         """The words that may state a value, outside ``excluded`` positions: content words
