@@ -205,6 +205,21 @@ def _step(fact: Fact, at: str) -> list[tuple[Hop, str]]:
     return out
 
 
+def _steps(facts: Iterable[Fact], at: str) -> list[tuple[int, Hop, str, Fact]]:
+    """Every (seq, hop, next node, fact) the facts offer from ``at``, as :func:`_step`
+    gives them, in one loop (the walk's most repeated work on a hub)."""
+    out = []
+    forward, backward = _FORWARD, _BACKWARD
+    for f in facts:
+        if f.subject == at:
+            hop = forward.get(f.predicate) or _hop(f.predicate, True)
+            out.append((f.seq, hop, f.object, f))
+        if f.object == at:
+            hop = backward.get(f.predicate) or _hop(f.predicate, False)
+            out.append((f.seq, hop, f.subject, f))
+    return out
+
+
 Slot = tuple[str, Hop]  # (the node a hop starts from, the hop)
 
 
@@ -484,11 +499,7 @@ class Walker:
             for path, end in zip(s.paths, s.ends, strict=True):
                 steps = offered.get(end)
                 if steps is None:
-                    steps = offered[end] = [
-                        (f.seq, hop, nxt, f)
-                        for f in by_entity.get(end, ())
-                        for hop, nxt in _step(f, end)
-                    ]
+                    steps = offered[end] = _steps(by_entity.get(end, ()), end)
                 if not steps:
                     continue
                 # (what Shape.nodes gives, for one path)
