@@ -92,6 +92,8 @@ FEATURES: tuple[str, ...] = (
     "type_value",
     "type_predicate",
     "type_said",
+    "kind_fit",
+    "kind_sure",
     *(f"wh_{w}" for w in WH),
     "wh_none",
     # history and yes/no
@@ -155,6 +157,8 @@ class Context:
     slots: Mapping[tuple[str, Hop], Sequence[Fact]] = field(default_factory=dict)
     #: The learned (question word, value word) table of yes/no verdicts, when fitted.
     verdicts: Association | None = None
+    #: P(the kind of value asked for), over :data:`ctxneo.answering.forms.KINDS`.
+    kinds: tuple[float, ...] | None = None
 
 
 def wh_of(q: Question) -> str | None:
@@ -269,6 +273,13 @@ class Featurizer:
             n = len(rows)
             for i, column in zip(_VALUE_INDEX, zip(*rows, strict=True), strict=True):
                 f[i] = sum(column) / n
+            if ctx.kinds is not None:
+                # How likely the question asks for a value of this reading's values' kind.
+                kinds = ctx.kinds
+                f[INDEX["kind_fit"]] = sum(kinds[kind_of(v)] for v in c.values[:20]) / min(
+                    20, len(c.values)
+                )
+                f[INDEX["kind_sure"]] = max(kinds)
             if ctx.type_words:
                 f[INDEX["type_value"]] = max(self._likeness(v) for v in c.values[:10])
                 # The "which X" noun among the words a value's facts were said in: "the
@@ -504,6 +515,13 @@ def value_kind(v: str) -> tuple[float, ...]:
         float(any(ch.isdigit() for ch in v)),
         float(v == v.lower()),
     )
+
+
+def kind_of(v: str) -> int:
+    """The index in :data:`ctxneo.answering.forms.KINDS` of what a value is like: its first
+    kind (date, amount, duration, measure, person, identifier), else "other"."""
+    kinds = value_kind(v)[:_KINDS]
+    return next((i for i, k in enumerate(kinds) if k), _KINDS)
 
 
 _FIRST_PERSON = LINK_FEATURES.index("first_person")
