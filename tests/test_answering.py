@@ -570,15 +570,18 @@ def test_a_no_weighs_whether_the_claim_is_of_the_kind_the_relation_holds(
     assert kinds.get("FIRING_TEMP") == 0.0
 
 
-def test_a_value_is_of_its_first_kind() -> None:
-    """What the kind model is fitted on and read against: a value's first kind, else
-    "other" (a state in words)."""
+def test_a_value_is_a_quantity_a_name_or_a_word() -> None:
+    """What the kind model is fitted on and read against: a value's quantity kind, else a
+    word in lower case, else a name however it is written (a team's handle and a person's
+    name are both names)."""
     for value, kind in [
         ("2025-11-02", "date"),
         ("$1,250", "amount"),
         ("10 days", "duration"),
-        ("REQ-5521", "identifier"),
-        ("on hold", "other"),
+        ("REQ-5521", "name"),
+        ("Team_Solar_2", "name"),
+        ("Dana Whitfield", "name"),
+        ("on hold", "word"),
     ]:
         assert KINDS[kind_of(value)] == kind, value
 

@@ -518,16 +518,23 @@ def value_kind(v: str) -> tuple[float, ...]:
 
 
 def kind_of(v: str) -> int:
-    """The index in :data:`ctxneo.answering.forms.KINDS` of what a value is like: its first
-    kind (date, amount, duration, measure, person, identifier), else "other"."""
-    kinds = value_kind(v)[:_KINDS]
-    return next((i for i, k in enumerate(kinds) if k), _KINDS)
+    """The index in :data:`ctxneo.answering.forms.KINDS` of what a value is: its quantity
+    kind (date, amount, duration, measure) when it is one, else a word when it is written
+    in lower-case letters alone ("on hold"), else a name."""
+    kinds = value_kind(v)[:_QUANTITIES]
+    first = next((i for i, k in enumerate(kinds) if k), None)
+    if first is not None:
+        return first
+    lower = v == v.lower() and not any(ch.isdigit() for ch in v) and any(ch.isalpha() for ch in v)
+    return _QUANTITIES + 1 if lower else _QUANTITIES
 
 
 _FIRST_PERSON = LINK_FEATURES.index("first_person")
 #: The kinds a value can be of (date, amount, duration, measure, person, identifier), the
 #: first of value_kind's fields.
 _KINDS = 6
+#: Of those, the quantities (kind_of's first kinds).
+_QUANTITIES = 4
 #: The evidence facts whose words are read for the said_* features (a list's first ones).
 MAX_SAID_FACTS = 12
 

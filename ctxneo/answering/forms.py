@@ -110,9 +110,11 @@ class FormModel:
         return cls(doc["weights"], doc["bias"])  # type: ignore[arg-type]
 
 
-#: What the value a question asks for is like (the first kinds of
-#: :func:`ctxneo.answering.features.value_kind`, in its order; "other" when none).
-KINDS = ("date", "amount", "duration", "measure", "person", "identifier", "other")
+#: What the value a question asks for is (:func:`ctxneo.answering.features.kind_of`): a
+#: quantity of one of four shapes, a name (of a person, team, place or thing, however it
+#: is written: "Dana Whitfield", "Team_Solar_2", "REQ-5521"), or a word ("on hold").
+#: Names are one kind because how a name is written says nothing of what it names.
+KINDS = ("date", "amount", "duration", "measure", "name", "word")
 
 
 class KindModel:
