@@ -586,6 +586,19 @@ def test_a_value_is_a_quantity_a_name_or_a_word() -> None:
         assert KINDS[kind_of(value)] == kind, value
 
 
+def test_the_kind_model_weighs_values_not_verdicts(memory: Memory) -> None:
+    # It is fitted on the values questions ask for: a reading that answers with the
+    # relation's values is weighed by it, a yes/no reading ("no: rejected") is not.
+    from ctxneo.answering.features import INDEX
+    from ctxneo.answering.reader import Reader
+
+    memory.remember_many([("REQ-7", "approval", "rejected"), ("REQ-8", "approval", "approved")])
+    read = Reader(memory.store).read("is 7 approved yet?")
+    by_form = {c.form: c.features[INDEX["kind_fit"]] for c in read.ranked}
+    assert by_form.get("yesno") == 0.0
+    assert by_form.get("value", 0.0) > 0.0
+
+
 def test_the_kind_of_value_asked_for_is_learned_from_the_words() -> None:
     """P(kind | question words) sums to one, and a plain "when" asks for a date, a "how
     much" for an amount: what the ranker weighs each reading's values against."""

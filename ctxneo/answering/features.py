@@ -273,8 +273,9 @@ class Featurizer:
             n = len(rows)
             for i, column in zip(_VALUE_INDEX, zip(*rows, strict=True), strict=True):
                 f[i] = sum(column) / n
-            if ctx.kinds is not None:
-                # How likely the question asks for a value of this reading's values' kind.
+            if ctx.kinds is not None and c.form in _KIND_FORMS:
+                # How likely the question asks for a value of this reading's values' kind
+                # (of the forms the kind model was fitted on: a verdict's kind says nothing).
                 kinds = ctx.kinds
                 f[INDEX["kind_fit"]] = sum(kinds[kind_of(v)] for v in c.values[:20]) / min(
                     20, len(c.values)
@@ -535,6 +536,9 @@ _FIRST_PERSON = LINK_FEATURES.index("first_person")
 _KINDS = 6
 #: Of those, the quantities (kind_of's first kinds).
 _QUANTITIES = 4
+#: The forms whose values the kind model weighs: those that answer with a relation's
+#: values, what it is fitted on (not yes/no: "no: rejected" is a verdict, not a value).
+_KIND_FORMS = frozenset({"value", "earlier"})
 #: The evidence facts whose words are read for the said_* features (a list's first ones).
 MAX_SAID_FACTS = 12
 
