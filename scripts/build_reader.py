@@ -52,7 +52,7 @@ from ctxneo.bench import kgqa
 from ctxneo.bench.variants import unanswerable_variant
 
 from ctxneo.answering import features as feats
-from ctxneo.answering.forms import FORM_OF_LABEL, FORMS, FormModel, cue_words
+from ctxneo.answering.forms import FORM_OF_LABEL, FORMS, KINDS, FormModel, KindModel, cue_words
 from ctxneo.answering.learned import CONFIDENCE_INPUTS, Confidence, ReaderModel, Trees
 from ctxneo.answering.lexicon import Lexicon
 from ctxneo.answering.linking import Anchor, Linker, candidates, relation_words
@@ -207,6 +207,42 @@ def fit_forms(scenarios: Sequence[Scenario]) -> FormModel:
     acc = float((model.predict(x) == np.asarray(labels)).mean())
     say(f"forms: {len(labels)} questions, {len(weights)} features, fit accuracy {acc:.3f}")
     return FormModel(weights, [round(float(b), 4) for b in model.intercept_])
+
+
+def fit_kinds(scenarios: Sequence[Scenario]) -> KindModel:
+    """P(kind of the value asked for | question words), on the answers of questions that
+    ask for a value (every kind but counts, yes/no and speakers)."""
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    rows, labels = [], []
+    for s in scenarios:
+        for t in s.turns:
+            form = FORM_OF_LABEL.get(t.query_type or "")
+            truth = list(t.ground_truth or ())
+            if t.graded and form in ("value", "earlier") and truth and truth[0] != UNKNOWN:
+                rows.append(dict.fromkeys(cue_words(read_question(t.text).words), 1.0))
+                labels.append(feats.kind_of(truth[0]))
+    vec = DictVectorizer()
+    x = vec.fit_transform(rows)
+    model = LogisticRegression(C=0.5, max_iter=2000, random_state=SEED)
+    model.fit(x, labels)
+    if len(model.classes_) < 3:
+        raise SystemExit("the training corpus asks for too few kinds of value to fit them")
+    names = vec.get_feature_names_out()
+    # A kind the corpus never asks for is never likely (no weights, a very low bias).
+    coef = np.zeros((len(KINDS), len(names)))
+    bias = np.full(len(KINDS), -20.0)
+    coef[model.classes_] = model.coef_
+    bias[model.classes_] = model.intercept_
+    weights = {
+        str(n): [round(float(w), 4) for w in coef[:, i]]
+        for i, n in enumerate(names)
+        if np.abs(coef[:, i]).max() >= 1e-3
+    }
+    acc = float((model.predict(x) == np.asarray(labels)).mean())
+    say(f"kinds: {len(labels)} questions, {len(weights)} features, fit accuracy {acc:.3f}")
+    return KindModel(weights, [round(float(b), 4) for b in bias])
 
 
 # -- 2. linker -----------------------------------------------------------------------------
@@ -707,7 +743,9 @@ def fit_parts(scenarios: Sequence[Scenario], meaning: WordVectors, kg: KG | None
     forms = fit_forms(scenarios)
     linker = fit_linker(scenarios, meaning, kg)
     association = fit_association(scenarios, meaning, linker)
-    return ReaderModel(forms, linker, association, verdicts=fit_verdicts(scenarios))
+    return ReaderModel(
+        forms, linker, association, verdicts=fit_verdicts(scenarios), kinds=fit_kinds(scenarios)
+    )
 
 
 def read_folds(
@@ -766,7 +804,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     say("the parts, fitted on the whole corpus:")
     model = fit_parts(train, meaning, kg)
     forms, linker, association = model.forms, model.linker, model.association
-    verdicts = model.verdicts
+    verdicts, kinds = model.verdicts, model.kinds
     extra = metaqa_groups(kg.memory, kg.rank, model) if kg is not None else []
     if kg is not None:
         kg.memory.close()
@@ -778,7 +816,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # three-hop MetaQA questions whose best reading was right).
     answering = fit_answering(*out_of_fold_inputs(folds, extra).flat(range(FOLDS)))
     trees = fit_ranker([g for f in folds for g in f] + extra)
-    model = ReaderModel(forms, linker, association, trees, verdicts=verdicts)
+    model = ReaderModel(forms, linker, association, trees, verdicts=verdicts, kinds=kinds)
     calibration = read_scenarios(
         load_suite(args.calibration),
         lambda m: Reader(m.store, meaning, model),
@@ -792,6 +830,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "linker": linker.to_dict(),
         "association": association.to_dict(),
         "verdicts": verdicts.to_dict() if verdicts is not None else {},
+        "kinds": kinds.to_dict() if kinds is not None else {},
         "ranker": trees.to_dict(),
         "confidence": confidence.to_dict(),
     }

@@ -11,6 +11,9 @@ call, tested on its own.
 from __future__ import annotations
 
 from ctxneo.answering import DEFAULT_MIN_CONFIDENCE
+from ctxneo.answering.features import kind_of
+from ctxneo.answering.forms import KINDS, KindModel
+from ctxneo.answering.learned import ReaderModel
 from ctxneo.answering.question import read_question
 from ctxneo.answering.readings import said
 from ctxneo.memory import Memory
@@ -565,3 +568,50 @@ def test_a_no_weighs_whether_the_claim_is_of_the_kind_the_relation_holds(
     }
     assert kinds.get("RUN_BY") == 1.0
     assert kinds.get("FIRING_TEMP") == 0.0
+
+
+def test_a_value_is_a_quantity_a_name_or_a_word() -> None:
+    """What the kind model is fitted on and read against: a value's quantity kind, else a
+    word in lower case, else a name however it is written (a team's handle and a person's
+    name are both names)."""
+    for value, kind in [
+        ("2025-11-02", "date"),
+        ("$1,250", "amount"),
+        ("10 days", "duration"),
+        ("REQ-5521", "name"),
+        ("Team_Solar_2", "name"),
+        ("Dana Whitfield", "name"),
+        ("on hold", "word"),
+    ]:
+        assert KINDS[kind_of(value)] == kind, value
+
+
+def test_the_kind_model_weighs_values_not_verdicts(memory: Memory) -> None:
+    # It is fitted on the values questions ask for: a reading that answers with the
+    # relation's values is weighed by it, a yes/no reading ("no: rejected") is not.
+    from ctxneo.answering.features import INDEX
+    from ctxneo.answering.reader import Reader
+
+    memory.remember_many([("REQ-7", "approval", "rejected"), ("REQ-8", "approval", "approved")])
+    read = Reader(memory.store).read("is 7 approved yet?")
+    by_form = {c.form: c.features[INDEX["kind_fit"]] for c in read.ranked}
+    assert by_form.get("yesno") == 0.0
+    assert by_form.get("value", 0.0) > 0.0
+
+
+def test_the_kind_of_value_asked_for_is_learned_from_the_words() -> None:
+    """P(kind | question words) sums to one, and a plain "when" asks for a date, a "how
+    much" for an amount: what the ranker weighs each reading's values against."""
+    kinds = ReaderModel.default().kinds
+    assert kinds is not None
+    for question, expected in [
+        ("when does the lease on unit 4 end?", "date"),
+        ("how much did the plumber quote for it?", "amount"),
+    ]:
+        p = kinds.probabilities(read_question(question).words)
+        assert abs(sum(p) - 1.0) < 1e-9
+        assert KINDS[max(range(len(KINDS)), key=p.__getitem__)] == expected, (question, p)
+    doc = kinds.to_dict()
+    assert KindModel.from_dict(doc).probabilities(read_question("when?").words) == (
+        kinds.probabilities(read_question("when?").words)
+    )

@@ -92,6 +92,8 @@ FEATURES: tuple[str, ...] = (
     "type_value",
     "type_predicate",
     "type_said",
+    "kind_fit",
+    "kind_sure",
     *(f"wh_{w}" for w in WH),
     "wh_none",
     # history and yes/no
@@ -155,6 +157,8 @@ class Context:
     slots: Mapping[tuple[str, Hop], Sequence[Fact]] = field(default_factory=dict)
     #: The learned (question word, value word) table of yes/no verdicts, when fitted.
     verdicts: Association | None = None
+    #: P(the kind of value asked for), over :data:`ctxneo.answering.forms.KINDS`.
+    kinds: tuple[float, ...] | None = None
 
 
 def wh_of(q: Question) -> str | None:
@@ -269,6 +273,14 @@ class Featurizer:
             n = len(rows)
             for i, column in zip(_VALUE_INDEX, zip(*rows, strict=True), strict=True):
                 f[i] = sum(column) / n
+            if ctx.kinds is not None and c.form in _KIND_FORMS:
+                # How likely the question asks for a value of this reading's values' kind
+                # (of the forms the kind model was fitted on: a verdict's kind says nothing).
+                kinds = ctx.kinds
+                f[INDEX["kind_fit"]] = sum(kinds[kind_of(v)] for v in c.values[:20]) / min(
+                    20, len(c.values)
+                )
+                f[INDEX["kind_sure"]] = max(kinds)
             if ctx.type_words:
                 f[INDEX["type_value"]] = max(self._likeness(v) for v in c.values[:10])
                 # The "which X" noun among the words a value's facts were said in: "the
@@ -506,10 +518,27 @@ def value_kind(v: str) -> tuple[float, ...]:
     )
 
 
+def kind_of(v: str) -> int:
+    """The index in :data:`ctxneo.answering.forms.KINDS` of what a value is: its quantity
+    kind (date, amount, duration, measure) when it is one, else a word when it is written
+    in lower-case letters alone ("on hold"), else a name."""
+    kinds = value_kind(v)[:_QUANTITIES]
+    first = next((i for i, k in enumerate(kinds) if k), None)
+    if first is not None:
+        return first
+    lower = v == v.lower() and not any(ch.isdigit() for ch in v) and any(ch.isalpha() for ch in v)
+    return _QUANTITIES + 1 if lower else _QUANTITIES
+
+
 _FIRST_PERSON = LINK_FEATURES.index("first_person")
 #: The kinds a value can be of (date, amount, duration, measure, person, identifier), the
 #: first of value_kind's fields.
 _KINDS = 6
+#: Of those, the quantities (kind_of's first kinds).
+_QUANTITIES = 4
+#: The forms whose values the kind model weighs: those that answer with a relation's
+#: values, what it is fitted on (not yes/no: "no: rejected" is a verdict, not a value).
+_KIND_FORMS = frozenset({"value", "earlier"})
 #: The evidence facts whose words are read for the said_* features (a list's first ones).
 MAX_SAID_FACTS = 12
 

@@ -73,6 +73,22 @@ def cue_words(words: Sequence[Token]) -> list[str]:
 _FILLER_OPENERS = frozenset("hey hi ok okay so quick one q sorry also and but um oh yo".split())
 
 
+def softmax(
+    weights: Mapping[str, Sequence[float]], bias: Sequence[float], words: Sequence[Token]
+) -> list[float]:
+    """A multinomial logistic model over the question's :func:`cue_words`."""
+    scores = list(bias)
+    for feature in cue_words(words):
+        w = weights.get(feature)
+        if w is not None:
+            for i, x in enumerate(w):
+                scores[i] += x
+    top = max(scores)
+    exps = [math.exp(s - top) for s in scores]
+    total = sum(exps)
+    return [e / total for e in exps]
+
+
 class FormModel:
     """P(form | question words): softmax over summed feature weights."""
 
@@ -81,16 +97,8 @@ class FormModel:
         self.bias = list(bias)
 
     def probabilities(self, words: Sequence[Token]) -> dict[str, float]:
-        scores = list(self.bias)
-        for feature in cue_words(words):
-            w = self.weights.get(feature)
-            if w is not None:
-                for i, x in enumerate(w):
-                    scores[i] += x
-        top = max(scores)
-        exps = [math.exp(s - top) for s in scores]
-        total = sum(exps)
-        return {form: e / total for form, e in zip(FORMS, exps, strict=True)}
+        p = softmax(self.weights, self.bias, words)
+        return dict(zip(FORMS, p, strict=True))
 
     def to_dict(self) -> dict[str, object]:
         return {"forms": list(FORMS), "weights": dict(self.weights), "bias": self.bias}
@@ -99,4 +107,33 @@ class FormModel:
     def from_dict(cls, doc: Mapping[str, object]) -> FormModel:
         if list(doc["forms"]) != list(FORMS):  # type: ignore[call-overload]
             raise ValueError(f"form model for {doc['forms']}, expected {FORMS}")
+        return cls(doc["weights"], doc["bias"])  # type: ignore[arg-type]
+
+
+#: What the value a question asks for is (:func:`ctxneo.answering.features.kind_of`): a
+#: quantity of one of four shapes, a name (of a person, team, place or thing, however it
+#: is written: "Dana Whitfield", "Team_Solar_2", "REQ-5521"), or a word ("on hold").
+#: Names are one kind because how a name is written says nothing of what it names.
+KINDS = ("date", "amount", "duration", "measure", "name", "word")
+
+
+class KindModel:
+    """P(the kind of value asked for | question words): the form model's cues and softmax,
+    over :data:`KINDS` ("how far behind" asks for a duration, "where's 12 at" for a
+    state), fitted on the corpus's answers by ``scripts/build_reader.py``."""
+
+    def __init__(self, weights: Mapping[str, Sequence[float]], bias: Sequence[float]) -> None:
+        self.weights = weights
+        self.bias = list(bias)
+
+    def probabilities(self, words: Sequence[Token]) -> tuple[float, ...]:
+        return tuple(softmax(self.weights, self.bias, words))
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kinds": list(KINDS), "weights": dict(self.weights), "bias": self.bias}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, object]) -> KindModel:
+        if list(doc["kinds"]) != list(KINDS):  # type: ignore[call-overload]
+            raise ValueError(f"kind model for {doc['kinds']}, expected {KINDS}")
         return cls(doc["weights"], doc["bias"])  # type: ignore[arg-type]

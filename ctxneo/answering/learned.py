@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ctxneo.answering.features import FEATURES
-from ctxneo.answering.forms import FormModel
+from ctxneo.answering.forms import FormModel, KindModel
 from ctxneo.answering.linking import Linker
 from ctxneo.answering.match import Association
 from ctxneo.errors import ConfigError
@@ -219,6 +219,8 @@ class ReaderModel:
     #: (question word, value word) pairs said of one state or of two: how a yes/no
     #: question's words stand for a value in other words ("finished" / "completed").
     verdicts: Association | None = None
+    #: P(the kind of value asked for | the question's words).
+    kinds: KindModel | None = None
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> ReaderModel:
@@ -235,6 +237,7 @@ class ReaderModel:
             Trees(ranker) if ranker else None,
             Confidence.from_dict(doc["confidence"]) if doc.get("confidence") else None,
             Association(doc["verdicts"]) if doc.get("verdicts") else None,
+            KindModel.from_dict(doc["kinds"]) if doc.get("kinds") else None,
         )
 
     @classmethod

@@ -213,6 +213,7 @@ class Reader:
             {h.name: h.said for h in hits if h.said},
             walker.slots,
             self.model.verdicts,
+            self.model.kinds.probabilities(q.words) if self.model.kinds is not None else None,
         )
         featurizer = feats.Featurizer(ctx)
         rows = [featurizer.row(c) for c in found]
