@@ -8,7 +8,9 @@ Five parts, fitted in order (each later part reads with the earlier ones), with
 fixed seeds and one thread, so a rebuild gives the same file:
 
 1. **forms**: a multinomial logistic model of the form a question asks for, on
-   the training corpus's questions and their labels;
+   the training corpus's questions and their labels, and **kinds**, one of the kind
+   of value it asks for (a date, amount, duration, measure, name or word), on the
+   values its answers are (the yes/no verdicts table is fitted here too);
 2. **linker**: a logistic model of whether a candidate entity is named, on the
    candidates of the training corpus's questions (named: an entity of the facts
    the question needs);
@@ -27,7 +29,9 @@ fixed seeds and one thread, so a rebuild gives the same file:
    on MetaQA's ranker questions, as read out of fold (each fold ranked by a ranker
    that never saw it), then a
    logistic map (two parameters) to the share right on the calibration sets and
-   their variants (never on the ranker's data).
+   their variants (never on the ranker's data). The trees are fitted on each
+   question's best reading; an answer's confidence, and the map, read the best
+   the trees say of any reading that gives that answer.
 
 Keys (labels, required facts, ground truth) are read here, to fit; the reader
 never sees them. Nothing here is reported as accuracy: ``ctxneo bench`` reports.
@@ -61,7 +65,7 @@ from ctxneo.answering.question import lookup_keys, read_question
 from ctxneo.answering.reader import (
     CANDIDATES,
     Reader,
-    confidence_inputs,
+    answer_inputs,
     newest,
     order,
 )
@@ -576,30 +580,36 @@ def fit_ranker(everything: Sequence[Asked], quiet: bool = False) -> Trees:
 # -- 5. confidence -------------------------------------------------------------------------
 
 
-def top_inputs(g: Asked, scores: np.ndarray) -> tuple[list[float], int]:
-    """The answering inputs of a question's best reading, and whether it is right."""
-    best = min(range(len(g.rows)), key=lambda i: order(float(scores[i]), *g.keys[i]))
-    answer = g.keys[best][2]
-    rival = max(
-        (float(scores[i]) for i in range(len(g.rows)) if g.keys[i][2] != answer), default=None
-    )
-    inputs = confidence_inputs(g.rows[best], float(scores[best]), rival)
-    return inputs, int(g.answerable and g.labels[best] > 0)
+def top_inputs(g: Asked, scores: np.ndarray) -> tuple[list[list[float]], int]:
+    """The answering inputs of every reading that gives a question's best answer (the
+    best reading's first, as :meth:`Reader.confidence` reads them), and whether that
+    answer is right."""
+    ranked = sorted(range(len(g.rows)), key=lambda i: order(float(scores[i]), *g.keys[i]))
+    best = ranked[0]
+    readings = [(g.rows[i], float(scores[i]), g.keys[i][2]) for i in ranked]
+    return answer_inputs(readings, g.keys[best][2]), int(g.answerable and g.labels[best] > 0)
+
+
+def best_raw(answering: Trees, inputs: Sequence[Sequence[Sequence[float]]]) -> np.ndarray:
+    """Per question, the answering model's highest log-odds over the readings of its
+    best answer (what the reader's confidence is the map of)."""
+    return np.asarray([float(answering.predict(np.asarray(rows)).max()) for rows in inputs])
 
 
 @dataclass
 class OutOfFold:
     """Per fold: the answering inputs of its questions (and of its share of the extra
-    questions), whether their best reading is right, and the questions themselves."""
+    questions) -- every reading of each one's best answer, the best first --, whether
+    that answer is right, and the questions themselves."""
 
-    inputs: list[list[list[float]]]
+    inputs: list[list[list[list[float]]]]
     labels: list[list[int]]
     asked: list[list[Asked]]
 
     def flat(self, folds: Sequence[int]) -> tuple[list[list[float]], list[int]]:
-        """Those folds' inputs and labels, for the answering model."""
+        """Those folds' best readings' inputs and labels, for the answering model."""
         return (
-            [r for k in folds for r in self.inputs[k]],
+            [rows[0] for k in folds for rows in self.inputs[k]],
             [y for k in folds for y in self.labels[k]],
         )
 
@@ -609,7 +619,7 @@ def out_of_fold_inputs(folds: Sequence[Sequence[Asked]], extra: Sequence[Asked] 
     folds) ranked by a ranker fitted on the other folds and the rest of ``extra``: see
     :class:`OutOfFold`. (A further fold, measure_reader's ``--extra`` scenarios, is never
     measured: it gets no share, so that every question of ``extra`` is measured.)"""
-    inputs: list[list[list[float]]] = []
+    inputs: list[list[list[list[float]]]] = []
     labels: list[list[int]] = []
     asked_in: list[list[Asked]] = []
     for k, held in enumerate(folds):
@@ -617,7 +627,7 @@ def out_of_fold_inputs(folds: Sequence[Sequence[Asked]], extra: Sequence[Asked] 
         kg_in = [g for i, g in enumerate(extra) if i % FOLDS != k]
         kg_out = [g for i, g in enumerate(extra) if i % FOLDS == k]
         trees = fit_ranker([*others, *kg_in], quiet=True)
-        rows: list[list[float]] = []
+        rows: list[list[list[float]]] = []
         ys: list[int] = []
         for g in [*held, *kg_out]:
             row, ok = top_inputs(g, trees.predict(np.asarray(g.rows)))
@@ -677,10 +687,11 @@ ANSWERING_TREES = 300
 CALIBRATION_POINTS = 129
 
 
-def calibrate(trees: Trees, inputs: list[list[float]], labels: list[int]) -> Confidence:
+def calibrate(trees: Trees, inputs: list[list[list[float]]], labels: list[int]) -> Confidence:
     """The map from the answering model's output to the share right, fitted on the
     calibration sets (and their unanswerable variants): a logistic curve over the output's
-    log-odds (two parameters), stored as a table of points.
+    log-odds (two parameters), stored as a table of points. Each question's output is the
+    highest over the readings of its best answer (``inputs``), as the reader reads it.
 
     (An isotonic map was used before: over about a thousand examples its steps moved the
     default threshold between rebuilds, and with it a fifth of the answers a set got.)"""
@@ -688,7 +699,7 @@ def calibrate(trees: Trees, inputs: list[list[float]], labels: list[int]) -> Con
 
     y = np.asarray(labels)
     bare = Confidence(trees, (), ())
-    raw = np.clip(np.asarray([bare.raw(row) for row in inputs]), 1e-6, 1 - 1e-6)
+    raw = np.clip(np.asarray([bare.best(rows) for rows in inputs]), 1e-6, 1 - 1e-6)
     logit = np.log(raw / (1 - raw)).reshape(-1, 1)
     platt = LogisticRegression(C=1e6, max_iter=1000).fit(logit, y)
     grid = np.linspace(-8.0, 8.0, CALIBRATION_POINTS)
@@ -700,7 +711,7 @@ def calibrate(trees: Trees, inputs: list[list[float]], labels: list[int]) -> Con
         tuple(round(float(v), 6) for v in xs),
         tuple(round(float(v), 6) for v in ys),
     )
-    calibrated = np.asarray([confidence.probability(row) for row in inputs])
+    calibrated = np.asarray([confidence.best(rows) for rows in inputs])
     for t in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
         given = calibrated >= t
         share = y[given].mean() if given.any() else 0.0

@@ -72,7 +72,8 @@ def measure(
     kinds: list[str] = []
     for k in range(measured):
         answering = build.fit_answering(*oof.flat([j for j in range(len(folds)) if j != k]))
-        raw = answering.predict(np.asarray(oof.inputs[k]))  # the trees' log-odds
+        # The trees' log-odds, the highest over the readings of each question's answer.
+        raw = build.best_raw(answering, oof.inputs[k])
         probability += list(1.0 / (1.0 + np.exp(-raw)))
         truth += oof.labels[k]
         twin += [not g.answerable for g in oof.asked[k]]

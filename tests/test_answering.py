@@ -15,6 +15,7 @@ from ctxneo.answering.features import kind_of
 from ctxneo.answering.forms import KINDS, KindModel
 from ctxneo.answering.learned import ReaderModel
 from ctxneo.answering.question import read_question
+from ctxneo.answering.reader import Reader, answer_inputs
 from ctxneo.answering.readings import said
 from ctxneo.memory import Memory
 from ctxneo.model import UNKNOWN, Answer, NewFact, render_values
@@ -404,6 +405,25 @@ def test_confidence_is_a_probability_and_the_default_threshold_applies(memory: M
     assert abs(DEFAULT_MIN_CONFIDENCE - 2 / 3) < 1e-12
 
 
+def test_an_answer_is_as_sure_as_the_best_reading_that_gives_it(memory: Memory) -> None:
+    # Two readings may give one answer (a stated state judged, a claim that another
+    # entity holds it): each is weighed against the best reading with another answer,
+    # and the answer is as sure as the surest of them, whichever the ranker put first.
+    ranked = [([1.0], 2.0, "no: rejected"), ([2.0], 1.5, "yes"), ([3.0], 1.0, "no: rejected")]
+    assert answer_inputs(ranked, "no: rejected") == [[2.0, 0.5, 1.0], [1.0, -0.5, 3.0]]
+    # A rival answer is read without a margin: the answering model is fitted on the best.
+    assert answer_inputs(ranked, "yes") == [[1.5, 0.0, 2.0]]
+    films(memory)
+    confidence = ReaderModel.default().confidence
+    assert confidence is not None
+    reader = Reader(memory.store)
+    r = reader.read("Who directed Paper Kites?")
+    rows = answer_inputs([(c.features, c.score, c.answer) for c in r.ranked], r.ranked[0].answer)
+    assert len(rows) >= 1
+    assert reader.confidence(r) == confidence.best(rows)
+    assert abs(confidence.best(rows) - max(confidence.probability(row) for row in rows)) < 1e-12
+
+
 def test_top_k_readings_and_a_context_within_the_budget(memory: Memory) -> None:
     films(memory)
     one = memory.ask("Who worked on Paper Kites?", k=1, min_confidence=0.0)
@@ -555,7 +575,6 @@ def test_a_no_weighs_whether_the_claim_is_of_the_kind_the_relation_holds(
     # "is Okonkwo running kiln 3?" answered "no: Ade Bello" is a no about a person; the
     # same claim against the kiln's firing temperature is another relation read.
     from ctxneo.answering.features import INDEX
-    from ctxneo.answering.reader import Reader
 
     memory.remember("Kiln_3", "RUN_BY", "Ade Bello", turn_id=1)
     memory.remember("Kiln_3", "FIRING_TEMP", "1180 C", turn_id=2)
@@ -590,7 +609,6 @@ def test_the_kind_model_weighs_values_not_verdicts(memory: Memory) -> None:
     # It is fitted on the values questions ask for: a reading that answers with the
     # relation's values is weighed by it, a yes/no reading ("no: rejected") is not.
     from ctxneo.answering.features import INDEX
-    from ctxneo.answering.reader import Reader
 
     memory.remember_many([("REQ-7", "approval", "rejected"), ("REQ-8", "approval", "approved")])
     read = Reader(memory.store).read("is 7 approved yet?")

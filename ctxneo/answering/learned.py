@@ -9,11 +9,15 @@ dev questions, with fixed seeds; answering needs only numpy to read it:
 - the association table (:class:`~ctxneo.answering.match.Association`);
 - the ranker: gradient-boosted trees fitted with LightGBM's lambdarank, stored as
   flat arrays and evaluated here for all readings of a question at once;
+- the kind model (:class:`~ctxneo.answering.forms.KindModel`): what kind of value
+  a question asks for (a date, amount, duration, measure, name or word), which the
+  ranker weighs each reading's values against;
 - the confidence model: boosted trees over the best reading's features, score and
   margin over the next, fitted on the training corpus's questions and their
   unanswerable variants (and MetaQA's ranker questions) as read out of fold, with a
   logistic map on top (stored as a table) fitted on the calibration sets (and their
-  variants), kept apart from every other fit.
+  variants), kept apart from every other fit. An answer is as sure as the surest of
+  the readings that give it (:func:`~ctxneo.answering.reader.answer_inputs`).
 """
 
 from __future__ import annotations
@@ -185,7 +189,15 @@ class Confidence:
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     def probability(self, inputs: Sequence[float]) -> float:
-        raw = self.raw(inputs)
+        return self._map(self.raw(inputs))
+
+    def best(self, rows: Sequence[Sequence[float]]) -> float:
+        """The highest :meth:`probability` of ``rows`` (the map is monotone, so it is the
+        map of the highest raw output), read in one pass over the trees."""
+        z = float(self.trees.predict(np.asarray(rows, dtype=np.float64)).max())
+        return self._map(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z)))))
+
+    def _map(self, raw: float) -> float:
         if not self.xs:
             return raw
         i = bisect.bisect_right(self.xs, raw)

@@ -83,6 +83,22 @@ def confidence_inputs(
     return [score, margin if first else 0.0, *row]
 
 
+def answer_inputs(
+    ranked: Sequence[tuple[Sequence[float], float, str]], answer: str
+) -> list[list[float]]:
+    """The answering inputs of every reading that gives ``answer``, of ``ranked``
+    (features, score, answer; best first), each against the best reading with another
+    answer. The margin is read only for the best answer's readings: the answering model
+    is fitted on the best answer alone."""
+    rival = next((score for _, score, other in ranked if other != answer), None)
+    first = bool(ranked) and ranked[0][2] == answer
+    return [
+        confidence_inputs(row, score, rival, first=first)
+        for row, score, other in ranked
+        if other == answer
+    ]
+
+
 def order(score: float, hops: int, newest: int, answer: str, form: str) -> tuple[object, ...]:
     """How readings are ranked: by score, then fewer hops, newer evidence, text (a fixed
     rule, so ties never depend on hash seeds or store order)."""
@@ -240,14 +256,16 @@ class Reader:
         return frozenset(f for f in optional if forms[f] >= FORM_GATE)
 
     def confidence(self, r: Read, i: int = 0) -> float:
-        """How sure the ``i``-th reading is, against the best rival answer."""
+        """How sure the answer of the ``i``-th reading is: the best the answering model
+        says of any reading that gives that answer, each against the best reading with
+        another answer. (Two readings often give one answer, "no: rejected" from a stated
+        state and from a claim that another entity holds it; which of them the ranker puts
+        first says nothing of whether the answer is right, so neither alone decides.)"""
         c = r.ranked[i]
         if self.model.confidence is None:
             return float(1.0 / (1.0 + np.exp(-c.score)))
-        rivals = (o.score for o in r.ranked if o.answer != c.answer)
-        return self.model.confidence.probability(
-            confidence_inputs(c.features, c.score, next(rivals, None), first=i == 0)
-        )
+        ranked = [(o.features, o.score, o.answer) for o in r.ranked]
+        return self.model.confidence.best(answer_inputs(ranked, c.answer))
 
     # -- answering -------------------------------------------------------------
 
