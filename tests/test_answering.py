@@ -10,6 +10,8 @@ call, tested on its own.
 
 from __future__ import annotations
 
+import math
+
 from ctxneo.answering import DEFAULT_MIN_CONFIDENCE
 from ctxneo.answering.features import kind_of
 from ctxneo.answering.forms import KINDS, KindModel
@@ -410,9 +412,15 @@ def test_an_answer_is_as_sure_as_the_best_reading_that_gives_it(memory: Memory) 
     # entity holds it): each is weighed against the best reading with another answer,
     # and the answer is as sure as the surest of them, whichever the ranker put first.
     ranked = [([1.0], 2.0, "no: rejected"), ([2.0], 1.5, "yes"), ([3.0], 1.0, "no: rejected")]
-    assert answer_inputs(ranked, "no: rejected") == [[2.0, 0.5, 1.0], [1.0, -0.5, 3.0]]
+    # (score, margin, the answer's share of the ranker's softmax, answers, features)
+    share = (1.0 + math.exp(-1.0)) / (1.0 + math.exp(-0.5) + math.exp(-1.0))
+    rows = answer_inputs(ranked, "no: rejected")
+    assert [r[:2] + r[4:] for r in rows] == [[2.0, 0.5, 1.0], [1.0, -0.5, 3.0]]
+    assert all(abs(r[2] - share) < 1e-12 and r[3] == 2.0 for r in rows)
     # A rival answer is read without a margin: the answering model is fitted on the best.
-    assert answer_inputs(ranked, "yes") == [[1.5, 0.0, 2.0]]
+    (row,) = answer_inputs(ranked, "yes")
+    assert row[:2] + row[4:] == [1.5, 0.0, 2.0]
+    assert abs(row[2] - (1.0 - share)) < 1e-12
     films(memory)
     confidence = ReaderModel.default().confidence
     assert confidence is not None

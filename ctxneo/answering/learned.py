@@ -12,8 +12,9 @@ dev questions, with fixed seeds; answering needs only numpy to read it:
 - the kind model (:class:`~ctxneo.answering.forms.KindModel`): what kind of value
   a question asks for (a date, amount, duration, measure, name or word), which the
   ranker weighs each reading's values against;
-- the confidence model: boosted trees over the best reading's features, score and
-  margin over the next, fitted on the training corpus's questions and their
+- the confidence model: boosted trees over the best reading's features, score,
+  margin over the next, its answer's share of the ranker's softmax over all readings
+  and how many answers they give, fitted on the training corpus's questions and their
   unanswerable variants (and MetaQA's ranker questions) as read out of fold, with a
   logistic map on top (stored as a table) fitted on the calibration sets (and their
   variants), kept apart from every other fit. An answer is as sure as the surest of
@@ -170,8 +171,9 @@ def _flatten(
 
 
 #: What the answering model reads of the best reading: the ranker's score, its margin over
-#: the best reading with another answer, and every feature the ranker saw.
-CONFIDENCE_INPUTS = ("score", "margin", *FEATURES)
+#: the best reading with another answer, its answer's share of the ranker's softmax, how
+#: many answers the readings give, and every feature the ranker saw.
+CONFIDENCE_INPUTS = ("score", "margin", "share", "answers", *FEATURES)
 
 
 @dataclass(frozen=True, slots=True)

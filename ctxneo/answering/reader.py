@@ -20,6 +20,7 @@ evidence, text), so answers do not depend on hash seeds or store order.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -74,13 +75,24 @@ MARGIN_CAP = 5.0
 
 
 def confidence_inputs(
-    row: Sequence[float], score: float, rival: float | None, *, first: bool = True
+    row: Sequence[float],
+    score: float,
+    rival: float | None,
+    *,
+    first: bool = True,
+    share: float = 1.0,
+    answers: int = 1,
 ) -> list[float]:
     """What the answering model reads of a reading (:data:`~.learned.CONFIDENCE_INPUTS`):
     the ranker's score, its margin over the best reading with another answer (only for
-    the first), and the reading's features."""
+    the first), the share of the ranker's softmax its answer's readings hold, how many
+    answers the readings give, and the reading's features."""
     margin = MARGIN_CAP if rival is None else min(MARGIN_CAP, score - rival)
-    return [score, margin if first else 0.0, *row]
+    return [score, margin if first else 0.0, share, float(min(answers, MAX_ANSWERS)), *row]
+
+
+#: Distinct answers counted among a question's readings (beyond, the count says "many").
+MAX_ANSWERS = 50
 
 
 def answer_inputs(
@@ -92,8 +104,15 @@ def answer_inputs(
     is fitted on the best answer alone."""
     rival = next((score for _, score, other in ranked if other != answer), None)
     first = bool(ranked) and ranked[0][2] == answer
+    # How much of the ranker's softmax over all readings the answer's readings hold: one
+    # answer many readings agree on against one reading that barely leads.
+    top = max((score for _, score, _ in ranked), default=0.0)
+    mass = [math.exp(score - top) for _, score, _ in ranked]
+    total = sum(mass) or 1.0
+    share = sum(m for m, (_, _, other) in zip(mass, ranked, strict=True) if other == answer)
+    answers = len({other for _, _, other in ranked})
     return [
-        confidence_inputs(row, score, rival, first=first)
+        confidence_inputs(row, score, rival, first=first, share=share / total, answers=answers)
         for row, score, other in ranked
         if other == answer
     ]
