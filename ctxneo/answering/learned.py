@@ -186,20 +186,14 @@ class Confidence:
     xs: tuple[float, ...]
     ys: tuple[float, ...]
 
-    def raw(self, inputs: Sequence[float]) -> float:
-        z = float(self.trees.predict(np.asarray([inputs], dtype=np.float64))[0])
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
-
     def probability(self, inputs: Sequence[float]) -> float:
-        return self._map(self.raw(inputs))
+        return self.best([inputs])
 
     def best(self, rows: Sequence[Sequence[float]]) -> float:
-        """The highest :meth:`probability` of ``rows`` (the map is monotone, so it is the
-        map of the highest raw output), read in one pass over the trees."""
+        """The highest probability of ``rows``, read in one pass over the trees (the map
+        is monotone, so it is the map of the trees' highest output)."""
         z = float(self.trees.predict(np.asarray(rows, dtype=np.float64)).max())
-        return self._map(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z)))))
-
-    def _map(self, raw: float) -> float:
+        raw = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
         if not self.xs:
             return raw
         i = bisect.bisect_right(self.xs, raw)

@@ -74,23 +74,6 @@ AROUND_FACTS = 8
 MARGIN_CAP = 5.0
 
 
-def confidence_inputs(
-    row: Sequence[float],
-    score: float,
-    rival: float | None,
-    *,
-    first: bool = True,
-    share: float = 1.0,
-    answers: int = 1,
-) -> list[float]:
-    """What the answering model reads of a reading (:data:`~.learned.CONFIDENCE_INPUTS`):
-    the ranker's score, its margin over the best reading with another answer (only for
-    the first), the share of the ranker's softmax its answer's readings hold, how many
-    answers the readings give, and the reading's features."""
-    margin = MARGIN_CAP if rival is None else min(MARGIN_CAP, score - rival)
-    return [score, margin if first else 0.0, share, float(min(answers, MAX_ANSWERS)), *row]
-
-
 #: Distinct answers counted among a question's readings (beyond, the count says "many").
 MAX_ANSWERS = 50
 
@@ -98,24 +81,26 @@ MAX_ANSWERS = 50
 def answer_inputs(
     ranked: Sequence[tuple[Sequence[float], float, str]], answer: str
 ) -> list[list[float]]:
-    """The answering inputs of every reading that gives ``answer``, of ``ranked``
-    (features, score, answer; best first), each against the best reading with another
-    answer. The margin is read only for the best answer's readings: the answering model
-    is fitted on the best answer alone."""
+    """What the answering model reads (:data:`~.learned.CONFIDENCE_INPUTS`) of every
+    reading that gives ``answer``, of ``ranked`` (features, score, answer; best first):
+    its score; its margin over the best reading with another answer, read only for the
+    best answer's readings (the answering model is fitted on the best answer alone);
+    the share of the ranker's softmax over all readings that the answer's readings hold
+    (one answer many readings agree on against one reading that barely leads); how many
+    answers the readings give; and its features."""
     rival = next((score for _, score, other in ranked if other != answer), None)
     first = bool(ranked) and ranked[0][2] == answer
-    # How much of the ranker's softmax over all readings the answer's readings hold: one
-    # answer many readings agree on against one reading that barely leads.
     top = max((score for _, score, _ in ranked), default=0.0)
     mass = [math.exp(score - top) for _, score, _ in ranked]
     total = sum(mass) or 1.0
     share = sum(m for m, (_, _, other) in zip(mass, ranked, strict=True) if other == answer)
-    answers = len({other for _, _, other in ranked})
-    return [
-        confidence_inputs(row, score, rival, first=first, share=share / total, answers=answers)
-        for row, score, other in ranked
-        if other == answer
-    ]
+    answers = float(min(len({other for _, _, other in ranked}), MAX_ANSWERS))
+    out = []
+    for row, score, other in ranked:
+        if other == answer:
+            margin = MARGIN_CAP if rival is None else min(MARGIN_CAP, score - rival)
+            out.append([score, margin if first else 0.0, share / total, answers, *row])
+    return out
 
 
 def order(score: float, hops: int, newest: int, answer: str, form: str) -> tuple[object, ...]:
