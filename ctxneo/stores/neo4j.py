@@ -698,7 +698,6 @@ class Neo4jStore(Store):
         def work(tx: Any) -> Written:
             (state,) = self._tx(tx, "lock_memory")
             seq, multi, predicates = state["seq"], set(state["multi"]), set(state["predicates"])
-            keys = sorted({(f.subject, f.predicate) for f in checked})
             # A key of a predicate multi-valued before this write only needs its own
             # values looked up (a fact that declares it in this batch may follow one
             # that still closes every current value, so that key is read whole).
@@ -707,14 +706,24 @@ class Neo4jStore(Store):
             for f in checked:
                 objects.setdefault((f.subject, f.predicate), set()).add(f.object)
             wanted: dict[str, list[dict[str, Any]]] = {}
-            for s, p in keys:
-                wanted.setdefault(s, []).append(
-                    {"p": p, "objects": sorted(objects[s, p]) if p in many else None}
-                )
-            subjects = [{"s": s, "keys": ks} for s, ks in wanted.items()]
+            for f in checked:
+                wanted.setdefault(f.subject, [])
+                wanted.setdefault(f.object, [])
+            for s, p in sorted(objects):
+                wanted[s].append({"p": p, "objects": sorted(objects[s, p]) if p in many else None})
+            (merged,) = self._tx(
+                tx,
+                "merge_current",
+                entities=[
+                    {"name": n, "search": self._search(n), "keys": ks}
+                    for n, ks in sorted(wanted.items())
+                ],
+            )
+            ids = dict(zip(merged["names"], merged["ids"], strict=True))
             current: dict[tuple[str, str], list[Fact]] = {}
-            for row in self._tx(tx, "current_of_keys", subjects=subjects):
-                current.setdefault((row["s"], row["p"]), []).append(_fact(row))
+            for name, rows in zip(merged["names"], merged["current"], strict=True):
+                for row in rows:
+                    current.setdefault((name, row["p"]), []).append(_fact({"s": name, **row}))
             for facts_ in current.values():
                 facts_.sort(key=lambda f: f.seq)
             # Apply the batch in order, exactly as one-at-a-time writes would.
@@ -759,19 +768,15 @@ class Neo4jStore(Store):
             if closes:
                 self._tx(tx, "close_facts", closes=closes, write_id=write_id)
             if created:
-                names = {n for f in created.values() for n in (f.subject, f.object)}
                 said = said_of(created.values())
-                (merged,) = self._tx(
-                    tx,
-                    "merge_entities",
-                    entities=[
-                        {"name": n, "search": self._search(n), "said": said.get(n, [])}
-                        for n in sorted(names)
-                    ],
-                    said_cap=MAX_SAID_PER_ENTITY,
-                    tag=self._tag,
-                )
-                ids = dict(zip(merged["names"], merged["ids"], strict=True))
+                if said:
+                    self._tx(
+                        tx,
+                        "add_said",
+                        entities=[{"id": ids[n], "said": said[n]} for n in sorted(said)],
+                        said_cap=MAX_SAID_PER_ENTITY,
+                        tag=self._tag,
+                    )
                 self._tx(
                     tx,
                     "create_facts",
