@@ -768,7 +768,8 @@ class Neo4jStore(Store):
             if closes:
                 self._tx(tx, "close_facts", closes=closes, write_id=write_id)
             if created:
-                said = said_of(created.values())
+                # (a text of function words alone says no stem: that entity is left as it is)
+                said = {n: stems for n, stems in said_of(created.values()).items() if stems}
                 if said:
                     self._tx(
                         tx,
