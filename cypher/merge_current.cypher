@@ -4,14 +4,15 @@
 // (subject, predicate) keys, read from the merged node (one index seek per name: read by
 // name, each subject would be sought a second time). An entity merged for a fact that
 // turns out to re-state a current value already existed, so merging every name first
-// creates no entity a fact does not need.
+// creates no entity a fact does not need. An entity made is stamped with the write's
+// names counter ($names: see names_changed.cypher).
 // A key with `objects` (a predicate multi-valued before this write: the write only
 // needs to know whether its own values are current) reads the facts between the
 // subject and those objects alone, so a batch into a hub costs the batch, not the hub's
 // degree.
 UNWIND $entities AS e
 MERGE (n:Entity {ns: $ns, name: e.name})
-  ON CREATE SET n.search = e.search, n.aliases = []
+  ON CREATE SET n.search = e.search, n.aliases = [], n.changed = $names
 WITH n, e
 CALL (n, e) {
   UNWIND e.keys AS key

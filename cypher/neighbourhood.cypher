@@ -21,10 +21,15 @@
 // type written in here made this text, and its plan, one per combination of them.)
 // Every read is pinned to one sequence number, `at` ($at when given, else the
 // namespace's as the statement starts), so one question sees one state of the memory.
-// A fact appears once in `facts`; the groups name the facts of each read by seq.
+// A fact appears once in `facts`; the groups name the facts of each read by seq. The
+// memory node's names counter, epoch, predicates and multi-valued predicates are read
+// with `at` (`memory`), for the entities changed since a client's copy of the names
+// (names_changed.cypher, in neighbourhood_return.cypher).
 OPTIONAL MATCH (m:CtxneoMemory {ns: $ns})
-WITH CASE WHEN $at IS NULL THEN coalesce(m.seq, 0) ELSE $at END AS at
-WITH at, CASE WHEN $as_of IS NULL OR $as_of > at THEN at ELSE $as_of END AS seen
+WITH m, CASE WHEN $at IS NULL THEN coalesce(m.seq, 0) ELSE $at END AS at
+WITH at, CASE WHEN $as_of IS NULL OR $as_of > at THEN at ELSE $as_of END AS seen,
+  {epoch: m.epoch, names: coalesce(m.names, 0), predicates: coalesce(m.predicates, []),
+   multi: coalesce(m.multi, [])} AS memory
 CALL (at) {
   UNWIND $names AS name
   MATCH (e:Entity {ns: $ns, name: name}) USING INDEX SEEK e:Entity(ns, name)

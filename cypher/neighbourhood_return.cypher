@@ -1,6 +1,7 @@
 // The end of neighbourhood.cypher: every fact read, once, and each read as the
-// sequence numbers of its facts.
-WITH at, first, old, second, third
+// sequence numbers of its facts; and what changed in the names (names_changed.cypher,
+// written in where NAMES_CHANGED stands).
+WITH at, memory, first, old, second, third
 CALL (first, old, second, third, at) {
   UNWIND [g IN first | g.rs] + [g IN old | g.rs] + [g IN second | g.rs] + [g IN second | g.hub]
     + [g IN third | g.rs] AS rs
@@ -13,7 +14,8 @@ CALL (first, old, second, third, at) {
     speaker: r.speaker, turn_id: r.turn_id, fact_id: r.fact_id, text: r.text
   }) AS facts
 }
-RETURN at, facts,
+NAMES_CHANGED
+RETURN at, facts, memory, changed,
   [g IN first | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS first,
   [g IN old | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS old,
   [g IN second | {key: g.key, seqs: [r IN g.rs | r.seq], hub: [r IN g.hub | r.seq], read: g.read}] AS second,

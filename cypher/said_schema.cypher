@@ -3,4 +3,9 @@
 // entities people spoke of that way.
 CREATE FULLTEXT INDEX ctxneo_said_search IF NOT EXISTS
 FOR (e:Entity) ON EACH [e.said_search]
-OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
+// The entities changed since a client's copy of the names (see ctxneo/stores/names.py):
+// `changed` is the memory's `names` counter of the last write that changed what finds
+// an entity (its creation, an alias, the words its facts were said in).
+CREATE INDEX ctxneo_entity_changed IF NOT EXISTS
+FOR (e:Entity) ON (e.ns, e.changed)

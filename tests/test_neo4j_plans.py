@@ -28,10 +28,17 @@ NODE_SCANS = ("AllNodesScan", "NodeByLabelScan", "UnionNodeByLabelsScan", "NodeI
 #: Operators that read every relationship of a type or of the database.
 RELATIONSHIP_SCANS = ("RelationshipTypeScan", "AllRelationshipsScan")
 #: Statements that read the whole namespace by design (exports, counts, listings).
-WHOLE_NAMESPACE = {"all_facts", "stats", "namespaces", "aliases", "predicate_counts"}
+WHOLE_NAMESPACE = {
+    "all_facts",
+    "stats",
+    "namespaces",
+    "aliases",
+    "predicate_counts",
+    "names_all",  # (a client's copy of the names, read whole once: see stores/names.py)
+}
 #: Statements that start from one relationship type's facts by design, each with a
 #: limit (a relation's few subjects; an example of a predicate's use).
-FROM_A_TYPE = {"facts_of_few_subjects", "vocabulary", "predicate_example"}
+FROM_A_TYPE = {"facts_of_few_subjects", "vocabulary", "described", "predicate_example"}
 
 
 def operators(plan: Any) -> Iterator[str]:
@@ -88,6 +95,8 @@ def test_writes_and_answers_seek_their_entities_whatever_the_statistics(
         ]
     )
     memory.retract("Svc_3", "DEPENDS_ON")
+    memory.alias("the ledger", "Svc_6")
+    Memory(Neo4jStore(**store._config()).connect()).remember("Svc_7", "OWNED_BY", "Team_2")
     for question in (
         "Which team owns Svc_5?",
         "Who leads the team that owns Svc_9?",
@@ -96,6 +105,7 @@ def test_writes_and_answers_seek_their_entities_whatever_the_statistics(
         "Which service depends on Svc_4?",
     ):
         memory.ask(question)
+    store.find_entities(["ledger"])
     store.history("Svc_1")
     store.current_of("Svc_1", "OWNED_BY")
     monkeypatch.undo()
@@ -107,15 +117,19 @@ def test_writes_and_answers_seek_their_entities_whatever_the_statistics(
         "close_facts",
         "create_facts",
         "current_of_keys",
+        "add_alias",
     } <= set(ran)
-    assert any(name.startswith("neighbourhood\n") for name in ran)
+    for read in ("neighbourhood", "names_since", "names_all", "described"):
+        assert any(name.startswith(f"{read}\n") for name in ran), read
     scans: dict[str, list[str]] = {}
     with store._driver.session(database=store.database) as session:
         for key, (statement, params) in ran.items():
             name = key.split("\n")[0]
             if name in WHOLE_NAMESPACE:
                 continue
-            plan = session.run("EXPLAIN " + statement, params).consume().plan
+            # (replanned now: a plan the server cached from an emptier database, earlier
+            # in the session, is replanned by the server itself once the statistics move)
+            plan = session.run("CYPHER replan=force EXPLAIN " + statement, params).consume().plan
             found = [
                 op
                 for op in operators(plan)

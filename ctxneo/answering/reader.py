@@ -47,7 +47,7 @@ from ctxneo.answering.readings import (
 )
 from ctxneo.meaning import Meaning, WordVectors
 from ctxneo.model import UNKNOWN, Answer, Fact, Reading, Trace
-from ctxneo.stores.base import Store
+from ctxneo.stores.base import Store, VocabularyMoved
 from ctxneo.text import name_stems
 from ctxneo.tokens import estimate_tokens
 
@@ -163,6 +163,25 @@ class Reader:
         speaker: str | None = None,
         as_of: int | None = None,
         topic: str | None = None,
+    ) -> Read:
+        """The question's readings, ranked. On a remote store, read again when another
+        client's write changed what its words find while it was read (the store says so
+        after at most a few such reads in a row: see :class:`VocabularyMoved`)."""
+        while True:
+            try:
+                found = self._read(text, speaker=speaker, as_of=as_of, topic=topic)
+                self.store.confirm_vocabulary()
+                return found
+            except VocabularyMoved:
+                continue
+
+    def _read(
+        self,
+        text: str,
+        *,
+        speaker: str | None,
+        as_of: int | None,
+        topic: str | None,
     ) -> Read:
         q = read_question(text)
         matcher = Matcher(q, self.meaning, self.model.association, self.lexicon)

@@ -133,6 +133,12 @@ def with_said(
     return out
 
 
+class VocabularyMoved(Exception):
+    """The memory changed what a question's words find since its vocabulary was served,
+    by a write of another client: the question is read again (see
+    :meth:`Store.confirm_vocabulary`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class DescribedAsk:
     """A :meth:`Store.facts_of_few_subjects` read a question may make, asked for ahead
@@ -300,6 +306,17 @@ class Store(ABC):
         :meth:`multi_valued` together (one round trip on a remote store, which also reads
         ``described`` in it, for the question's walk; in process it is read when asked)."""
         return Vocabulary(self.find_entities(keys, limit), self.predicates(), self.multi_valued())
+
+    def confirm_vocabulary(self) -> None:
+        """Check that the vocabulary this thread was last served still holds, after a
+        question was read from it (a remote store serves it from a copy kept in process,
+        checked by the question's neighbourhood read, or here when no such read was made).
+
+        Raises:
+            VocabularyMoved: the memory changed what the question's words find: read the
+                question again (the copy now holds the change).
+        """
+        return None  # (in process the vocabulary is read when asked: nothing to check)
 
     def known_predicates(self) -> list[str] | None:
         """The predicates as this connection last read them, without a read: what a

@@ -17,7 +17,9 @@ carries a client-generated write id, stored on the facts it creates or closes:
 retries are the store's own, stop at a time limit, and after a commit whose
 answer was lost look the write up before writing again (``find_write``).
 Reads are routed as reads, one round trip per store question, on a session
-each thread keeps open. Several memories share a server through namespaces:
+each thread keeps open; a question's words are linked from a copy of the
+namespace's names kept in process (:mod:`ctxneo.stores.names`), so an answer's
+first round trip is its neighbourhood. Several memories share a server through namespaces:
 every node carries ``ns``, and clearing a memory deletes only its own
 namespace. A whole memory is loaded in one transaction (:meth:`Neo4jStore.load`).
 """
@@ -68,6 +70,7 @@ from ctxneo.stores.base import (
     PredicateUse,
     Store,
     Vocabulary,
+    VocabularyMoved,
     Written,
     check_slot,
     most_used,
@@ -76,6 +79,7 @@ from ctxneo.stores.base import (
     supersede,
     with_said,
 )
+from ctxneo.stores.names import NameMirror
 from ctxneo.stores.neighbourhood import EntityRead, Neighbourhood, Plan
 from ctxneo.text import index_keys, said_stems
 
@@ -194,6 +198,21 @@ def _search_of(tag: str, name: str) -> str:
 def _tagged(tag: str, names: Sequence[str]) -> str:
     return " ".join(f"{tag}_{key}" for name in names for key in sorted(index_keys(name)))
 
+
+#: A namespace with more entities than this is not copied into the client (see
+#: ctxneo/stores/names.py): its questions' words are looked up on the server, a round trip
+#: more per answer, rather than hold its names in every client's memory.
+NAMES_MAX = 500_000
+#: At most this many changed entities are taken in with a question; a copy further
+#: behind is read again whole.
+CHANGED_MAX = 2_000
+#: Times in a row a question is read again because other clients' writes changed what its
+#: words find (then it is answered from what it read).
+MOVED_AGAIN = 2
+#: ``$since`` for a client that keeps no copy of the names: no entity is that new.
+_NO_COPY = MAX_SEQ
+#: Described reads kept (see Neo4jStore._described_kept).
+DESCRIBED_KEPT = 256
 
 #: How long a write (or a read) keeps retrying before it reports the store unavailable.
 WRITE_TIMEOUT = 15.0
@@ -320,6 +339,17 @@ class Neo4jStore(Store):
         self._applied = 0
         #: The predicates as the last vocabulary read found them (see known_predicates).
         self._known_predicates: list[str] | None = None
+        #: What finds an entity in this namespace, kept in process (see
+        #: ctxneo/stores/names.py), unless the namespace holds more than names_max.
+        self._names = NameMirror()
+        self.names_max = NAMES_MAX
+        self._names_off = False
+        #: Described reads by what they asked, each valid at its ``at``: served again
+        #: while the memory stands at the number this client last read it at (``_at``),
+        #: and carried over this client's own writes that leave their relations alone.
+        self._described_kept: dict[DescribedAsk, Described] = {}
+        self._at: int | None = None
+        self._kept_lock = threading.Lock()
         self.reconciled = 0  # writes whose unanswered commit was found applied
 
     def _config(self) -> dict[str, Any]:
@@ -671,14 +701,32 @@ class Neo4jStore(Store):
             "write_id": write_id,
         }
 
+        committed: list[Callable[[], None]] = []  # as in write()
+
         def stored(rows: list[Any]) -> Fact:
             (row,) = rows
+            committed.clear()
+            if row["created"]:
+                committed.append(
+                    functools.partial(self._moved, row["seq"] - 1, row["seq"], {new.predicate})
+                )
+                committed.append(
+                    functools.partial(
+                        self._names_wrote,
+                        {"epoch": row["epoch"], "names": row["names"] - 1},
+                        entities=[new.subject, new.object],
+                        said={new.subject: row["s_said"] or [], new.object: row["o_said"] or []},
+                        predicates=row["predicates"],
+                        multi=row["multi"],
+                    )
+                )
             return _fact(row)
 
         def work(tx: Any) -> Fact:
             return stored(self._tx(tx, "remember_one", **params))
 
         def reconcile(tx: Any) -> Fact | None:
+            committed.clear()
             rows = self._found(tx, [(new.subject, new.predicate)], write_id)
             made = [_fact(r) for r in rows if r["created"]]
             return made[0] if made else None
@@ -687,6 +735,8 @@ class Neo4jStore(Store):
             work, reconcile, write_id=write_id, alone=("remember_one", params, stored)
         )
         self._applied = max(self._applied, made.seq)
+        for taken in committed:
+            taken()
         return made
 
     def write(self, facts: Sequence[NewFact]) -> Written:
@@ -694,10 +744,16 @@ class Neo4jStore(Store):
         if not checked:
             return Written([], frozenset(), [])
         write_id = new_write_id()
+        # What the committed write changed, for what this client keeps (its copy of the
+        # names, its described reads): set by the transaction that committed; a write
+        # found applied after an unanswered commit leaves them to the next read.
+        committed: list[Callable[[], None]] = []
 
         def work(tx: Any) -> Written:
+            committed.clear()
             (state,) = self._tx(tx, "lock_memory")
             seq, multi, predicates = state["seq"], set(state["multi"]), set(state["predicates"])
+            names = state["names"] + 1  # the names counter, when this write creates a fact
             # A key of a predicate multi-valued before this write only needs its own
             # values looked up (a fact that declares it in this batch may follow one
             # that still closes every current value, so that key is read whole).
@@ -718,6 +774,7 @@ class Neo4jStore(Store):
                     {"name": n, "search": self._search(n), "keys": ks}
                     for n, ks in sorted(wanted.items())
                 ],
+                names=names,
             )
             ids = dict(zip(merged["names"], merged["ids"], strict=True))
             current: dict[tuple[str, str], list[Fact]] = {}
@@ -767,6 +824,7 @@ class Neo4jStore(Store):
                 out.append(fact)
             if closes:
                 self._tx(tx, "close_facts", closes=closes, write_id=write_id)
+            said: dict[str, list[str]] = {}
             if created:
                 # (a text of function words alone says no stem: that entity is left as it is)
                 said = {n: stems for n, stems in said_of(created.values()).items() if stems}
@@ -777,6 +835,7 @@ class Neo4jStore(Store):
                         entities=[{"id": ids[n], "said": said[n]} for n in sorted(said)],
                         said_cap=MAX_SAID_PER_ENTITY,
                         tag=self._tag,
+                        names=names,
                     )
                 self._tx(
                     tx,
@@ -794,7 +853,27 @@ class Neo4jStore(Store):
                 multi=sorted(multi),
                 predicates=sorted(predicates),
                 first=min(created) if created else None,
+                names=names if created else None,
             )
+            committed.append(
+                functools.partial(
+                    self._moved,
+                    state["seq"],
+                    seq,
+                    {f.predicate for f in created.values()} | {c["p"] for c in closes},
+                )
+            )
+            if created:
+                committed.append(
+                    functools.partial(
+                        self._names_wrote,
+                        state,
+                        entities=list(wanted),
+                        said=said,
+                        predicates=sorted(predicates),
+                        multi=sorted(multi),
+                    )
+                )
             # Every fact as it now stands, closed later in this batch or not.
             return Written(
                 [latest.get(f.seq, f) for f in out],
@@ -803,6 +882,7 @@ class Neo4jStore(Store):
             )
 
         def reconcile(tx: Any) -> Written | None:
+            committed.clear()
             keys = sorted({(f.subject, f.predicate) for f in checked})
             rows = self._found(tx, keys, write_id)
             made = [_fact(r) for r in rows if r["created"]]
@@ -815,7 +895,41 @@ class Neo4jStore(Store):
 
         written = self._write(work, reconcile, write_id=write_id)
         self._applied = max(self._applied, *written.created, 0)
+        for taken in committed:
+            taken()
         return written
+
+    def _forget(self) -> None:
+        """Drop what this client keeps of the namespace (it cleared or loaded it)."""
+        self._names.reset()
+        self._names_off = False
+        with self._kept_lock:
+            self._described_kept.clear()
+            self._at = None
+
+    def _names_wrote(
+        self,
+        state: Any,
+        *,
+        entities: Iterable[str] = (),
+        said: dict[str, list[str]] | None = None,
+        aliases: Iterable[tuple[str, str]] = (),
+        predicates: Sequence[str] | None = None,
+        multi: Sequence[str] | None = None,
+    ) -> None:
+        """This client's committed write into its copy of the names, when the copy held
+        what the write was made from (``state``: its ``lock_memory`` row); else the next
+        read brings the copy up to date."""
+        if self._names.current_at(state["epoch"], state["names"]):
+            self._names.wrote(
+                state["epoch"],
+                state["names"] + 1,
+                entities,
+                said or {},
+                aliases,
+                predicates,
+                multi,
+            )
 
     def _replayed(self, tx: Any, batch: list[NewFact], made: list[Fact]) -> list[Fact]:
         """What ``remember_many(batch)`` returned, rebuilt from the facts it created.
@@ -859,8 +973,10 @@ class Neo4jStore(Store):
         if obj is not None:
             check_name(obj, "object")
         write_id = new_write_id()
+        committed: list[Callable[[], None]] = []  # as in write()
 
         def work(tx: Any) -> list[Fact]:
+            committed.clear()
             (state,) = self._tx(tx, "lock_memory")
             live = [
                 _fact(r)
@@ -887,15 +1003,20 @@ class Neo4jStore(Store):
                 multi=state["multi"],
                 predicates=state["predicates"],
                 first=at,
+                names=None,
             )
+            committed.append(functools.partial(self._moved, state["seq"], at, {predicate}))
             return [f.closed_at(at) for f in live]
 
         def reconcile(tx: Any) -> list[Fact] | None:
+            committed.clear()
             closed = [_fact(r) for r in self._found(tx, [(subject, predicate)], write_id)]
             return closed or None
 
         closed = self._write(work, reconcile, write_id=write_id)
         self._applied = max(self._applied, *(f.valid_to or 0 for f in closed), 0)
+        for taken in committed:
+            taken()
         return closed
 
     def declare_multi_valued(self, predicates: Iterable[str]) -> None:
@@ -912,9 +1033,11 @@ class Neo4jStore(Store):
                 multi=sorted(set(state["multi"]) | wanted),
                 predicates=state["predicates"],
                 first=None,
+                names=None,
             )
 
         self._write(work)
+        self._names.declared(wanted, set())
 
     def withdraw_multi_valued(self, predicates: Iterable[str]) -> None:
         if isinstance(predicates, str):
@@ -930,9 +1053,11 @@ class Neo4jStore(Store):
                 multi=sorted(set(state["multi"]) - unwanted),
                 predicates=state["predicates"],
                 first=None,
+                names=None,
             )
 
         self._write(work)
+        self._names.declared(set(), unwanted)
 
     def multi_valued(self) -> frozenset[str]:
         (row,) = self._read("memory_info")
@@ -942,8 +1067,11 @@ class Neo4jStore(Store):
         check_name(phrase, "alias phrase")
         check_name(entity, "entity")
 
+        committed: list[Callable[[], None]] = []  # as in write()
+
         def work(tx: Any) -> None:  # idempotent, like declare_multi_valued
-            self._tx(tx, "lock_memory")  # like every write, under the namespace lock
+            committed.clear()
+            (state,) = self._tx(tx, "lock_memory")  # like every write, under the lock
             self._tx(
                 tx,
                 "add_alias",
@@ -952,8 +1080,13 @@ class Neo4jStore(Store):
                 entity_search=self._search(entity),
                 phrase_search=self._search(phrase),
             )
+            committed.append(
+                functools.partial(self._names_wrote, state, aliases=[(phrase, entity)])
+            )
 
         self._write(work)
+        for taken in committed:
+            taken()
 
     def clear(self) -> None:
         """Delete this namespace: its entities, facts and memory node (whatever state a failed
@@ -967,6 +1100,7 @@ class Neo4jStore(Store):
                     session.run(cypher.load("clear_facts"), {"ns": self.namespace}).consume()
                     session.run(cypher.load("clear"), {"ns": self.namespace}).consume()
                     session.run(cypher.load("clear_memory_node"), {"ns": self.namespace}).consume()
+                self._forget()
                 # Numbers start again from 1. (Another client's store still takes numbers
                 # up to what it knew applied as settled: until the new ones pass it, its
                 # reads are not re-read, and a commit being applied can be met again.)
@@ -1054,6 +1188,7 @@ class Neo4jStore(Store):
         limit = timeout if timeout is not None else self.timeout + len(facts) / 2_000
         self._write(work, reconcile, write_id=load_id, timeout=limit)  # type: ignore[arg-type]
         self._applied = max(self._applied, image.last_seq)
+        self._forget()  # (the names read again whole when next used: a load is a new epoch)
         self._settle()
 
     def _settle(self) -> None:
@@ -1076,17 +1211,158 @@ class Neo4jStore(Store):
 
     # -- reads --------------------------------------------------------------------
 
+    # -- the names, kept in process -----------------------------------------------
+
+    def _names_kept(self) -> bool:
+        """Whether this client links questions from its copy of the names (read whole
+        the first time, a round trip), or on the server (a namespace too big to copy)."""
+        if self._names_off:
+            return False
+        if not self._names.loaded:
+            self._load_names()
+        return not self._names_off
+
+    def _load_names(self) -> None:
+        (row,) = self._read("names_all", max=self.names_max)
+        if row["entities"] > self.names_max:
+            self._names_off = True
+            return
+        self._names.load(row["memory"], row["all"])
+
+    def _take_names(self, memory: dict[str, Any], changed: list[Any]) -> None:
+        """Take in what a read found changed; read the copy again whole when it cannot
+        be brought up to date that way (the namespace was replaced, or too much
+        changed)."""
+        if not self._names.take(memory, changed, complete=len(changed) < CHANGED_MAX):
+            self._load_names()
+
+    def _check_served(self, memory: dict[str, Any], changed: list[Any]) -> None:
+        """After a read that returned the names' changes: take them in, and when they
+        change the vocabulary this thread's question was served, say so (see
+        :class:`VocabularyMoved`)."""
+        self._take_names(memory, changed)
+        served: Vocabulary | None = getattr(self._local, "served", None)
+        asked = getattr(self._local, "asked", None)
+        self._local.served = None
+        if served is None or asked is None or self._names_off:
+            return
+        now = self._names.vocabulary(*asked)
+        same = (now.hits, now.predicates, now.multi) == (
+            served.hits,
+            served.predicates,
+            served.multi,
+        )
+        again = getattr(self._local, "again", 0)
+        if same or again >= MOVED_AGAIN:
+            self._local.again = 0
+            return
+        self._local.again = again + 1
+        raise VocabularyMoved
+
+    def confirm_vocabulary(self) -> None:
+        """See :meth:`Store.confirm_vocabulary`: a round trip only when the question made
+        no neighbourhood read (which brings the names' changes with it)."""
+        self._local.ahead = None
+        if getattr(self._local, "served", None) is None:
+            return
+        row = self._names_since()
+        self._check_served(row["memory"], row["changed"])
+
+    def _names_since(self) -> Any:
+        """The names' changes since the copy's position, read alone (one round trip)."""
+        statement = "\n".join(
+            [cypher.load("names_since"), cypher.load("names_changed"), "RETURN memory, changed"]
+        )
+        (row,) = self._read_text(
+            "names_since", statement, since=self._names.since, changed_max=CHANGED_MAX
+        )
+        return row
+
     def vocabulary(
         self,
         keys: Sequence[str],
         limit: int = MAX_CANDIDATES,
         described: DescribedAsk | None = None,
     ) -> Vocabulary:
-        """See :meth:`Store.vocabulary`: one round trip, with ``described`` read in it (its
-        relations' types written into the text, as facts_of_few_subjects does, so that
-        each part starts from its type's relationships), at the sequence number the
-        statement starts at; the question's walk is served from it when its own read
-        is the same and the memory has not moved (:class:`Described`)."""
+        """See :meth:`Store.vocabulary`: served from the names kept in process, without a
+        round trip, and checked by the question's next read (see
+        :meth:`confirm_vocabulary`); ``described`` is read in a round trip of its own
+        (see :meth:`_described_read`). A namespace too big to copy is read on the server
+        (:meth:`_vocabulary_read`)."""
+        if not self._names_kept():
+            return self._vocabulary_read(keys, limit, described)
+        found = self._names.vocabulary(keys, limit)
+        self._local.served, self._local.asked = found, (keys, limit)
+        ahead = [check_predicate(p) for p in described.predicates] if described else []
+        if described is None or not ahead:
+            return found
+        with self._kept_lock:
+            kept = self._described_kept.get(described)
+        if kept is None or kept.at != self._at:
+            kept = self._described_read(described, ahead)
+            with self._kept_lock:
+                self._described_kept.pop(described, None)  # (newest last: dropped last)
+                self._described_kept[described] = kept
+                while len(self._described_kept) > DESCRIBED_KEPT:
+                    del self._described_kept[next(iter(self._described_kept))]
+                self._at = kept.at
+        return Vocabulary(found.hits, found.predicates, found.multi, kept)
+
+    def _moved(self, before: int, after: int, relations: Iterable[str]) -> None:
+        """This client's committed write took the memory from ``before`` to ``after``,
+        creating or closing facts of ``relations``: a described read of other relations
+        made at ``before`` reads the same at ``after`` (when nobody else wrote between)."""
+        touched = set(relations)
+        with self._kept_lock:
+            if self._at != before:
+                return
+            self._at = after
+            for ask, kept in list(self._described_kept.items()):
+                if kept.at == before and ask.as_of is None and touched.isdisjoint(ask.predicates):
+                    self._described_kept[ask] = Described(ask, after, kept.facts)
+
+    def _described_read(self, described: DescribedAsk, ahead: list[str]) -> Described:
+        """A question's described relations, before its neighbourhood: one round trip,
+        the relations' types written into the text (as facts_of_few_subjects does, so
+        that each part starts from its type's relationships), at the sequence number the
+        statement starts at; the question's walk is served from it when its own read is
+        the same and the memory has not moved (:class:`Described`)."""
+        parts = [
+            cypher.with_type("described_ahead", p).replace("described_n", f"described_{i}")
+            for i, p in enumerate(ahead)
+        ]
+        ends = ", ".join(f"described_{i}" for i in range(len(ahead)))
+        statement = "\n".join(
+            [
+                cypher.load("described_read_start"),
+                *parts,
+                cypher.load("described_read_return").replace("DESCRIBED", f"[{ends}]"),
+            ]
+        )
+        (row,) = self._read_text(
+            "described",
+            statement,
+            as_of=described.as_of,
+            max_subjects=described.max_subjects,
+            described_limit=described.limit,
+        )
+        return Described(
+            described,
+            row["at"],
+            {
+                p: sorted(map(_fact, found), key=lambda f: -f.seq)
+                for p, found in zip(described.predicates, row["described"], strict=True)
+            },
+        )
+
+    def _vocabulary_read(
+        self,
+        keys: Sequence[str],
+        limit: int = MAX_CANDIDATES,
+        described: DescribedAsk | None = None,
+    ) -> Vocabulary:
+        """The vocabulary read on the server, in one round trip, with ``described`` read
+        in it (see :meth:`_described_read`)."""
         terms = _terms(self._tag, keys)
         if not terms:  # (no word to look up: nothing is read ahead either)
             (row,) = self._read("memory_info")
@@ -1148,11 +1424,21 @@ class Neo4jStore(Store):
         )
 
     def known_predicates(self) -> list[str] | None:
+        if self._names.loaded and not self._names_off:
+            return list(self._names.predicates)
         found = self._known_predicates
         return None if found is None else list(found)
 
     def find_entities(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> list[EntityHit]:
-        return self.vocabulary(keys, limit).hits
+        """The entities ``keys`` find now: the names kept in process, brought up to date
+        first (one round trip), or read on the server."""
+        if not self._names_kept():
+            return self._vocabulary_read(keys, limit).hits
+        row = self._names_since()
+        self._take_names(row["memory"], row["changed"])
+        if self._names_off:
+            return self._vocabulary_read(keys, limit).hits
+        return self._names.vocabulary(keys, limit).hits
 
     def aliases(self) -> dict[str, tuple[str, ...]]:
         return {r["name"]: tuple(r["aliases"]) for r in self._read("aliases")}
@@ -1249,14 +1535,37 @@ class Neo4jStore(Store):
         The described relations are not read here: a relationship type written into
         the statement made its text, and so its plan, one per combination of them, and
         planning this statement costs 0.3-0.8 s (a server plans each new text). Its text
-        is now the same for every question; the described relations are read ahead
-        with the vocabulary (:meth:`vocabulary`), or, when that read does not decide
-        the walk's (the memory moved, or another relation is wanted), by
-        ``facts_of_few_subjects`` pinned to the same state through the view."""
-        statement = cypher.load("neighbourhood") + "\n" + cypher.load("neighbourhood_return")
+        is now the same for every question; the described relations are read before
+        it (:meth:`_described_read`, kept while the memory stands still), or, when that
+        read does not decide the walk's (the memory moved, or another relation is
+        wanted), by ``facts_of_few_subjects`` pinned to the same state through the view.
+
+        The same statement returns the names changed since this client's copy of them
+        (``names_changed.cypher``), which are taken in; when they change what the
+        question's words found, :class:`VocabularyMoved` is raised, and the read kept
+        for the question's second reading, which is served from it when it walks the
+        same way."""
+        ahead = getattr(self._local, "ahead", None)
+        self._local.ahead = None
+        if ahead is not None and ahead[:2] == (plan, self._names.seen):
+            # Read again after VocabularyMoved, and walked the same way: the read made
+            # then, at the state the names were brought to, serves it.
+            self._local.served = None
+            return ahead[2]  # type: ignore[no-any-return]
+        kept = self._names_kept()
+        statement = "\n".join(
+            [
+                cypher.load("neighbourhood"),
+                cypher.load("neighbourhood_return").replace(
+                    "NAMES_CHANGED", cypher.load("names_changed")
+                ),
+            ]
+        )
         (row,) = self._read_text(
             "neighbourhood",
             statement,
+            since=self._names.since if kept else _NO_COPY,
+            changed_max=CHANGED_MAX,
             at=None,
             as_of=plan.as_of,
             names=list(dict.fromkeys(plan.anchors)),
@@ -1270,6 +1579,7 @@ class Neo4jStore(Store):
             small=plan.small,
             hub_degree=plan.hub_degree,
         )
+        self._at = row["at"]
         facts = {f.seq: f for f in map(_fact, row["facts"])}
 
         def read(
@@ -1293,6 +1603,12 @@ class Neo4jStore(Store):
                 found.add(g["key"], read(g["hub"], False, plan.hub_limit, plan.best))
         for g in row["third"]:
             found.add(g["key"], read(g["seqs"], plan.later_history, plan.hub_limit, plan.best))
+        if kept:
+            try:
+                self._check_served(row["memory"], row["changed"])
+            except VocabularyMoved:
+                self._local.ahead = (plan, self._names.seen, found)
+                raise
         return found
 
     def current_of(self, subject: str, predicate: str | None = None) -> list[Fact]:

@@ -48,7 +48,6 @@ import functools
 import gc
 import heapq
 import itertools
-import math
 import operator
 import os
 import threading
@@ -79,7 +78,6 @@ from ctxneo.stores import snapshot, snapshot_state
 from ctxneo.stores.base import (
     MAX_CANDIDATES,
     MAX_NEIGHBOURS,
-    SAID_POSTING,
     EntityHit,
     MemoryImage,
     PredicateUse,
@@ -89,7 +87,6 @@ from ctxneo.stores.base import (
     most_used,
     next_seq,
     said_of,
-    with_said,
 )
 from ctxneo.stores.journal import (
     Journal,
@@ -100,10 +97,9 @@ from ctxneo.stores.journal import (
     fsync_policy,
     record_fact,
 )
+from ctxneo.stores.names import rank_entities
 from ctxneo.text import index_keys
 
-#: Postings longer than this only score candidates, they do not propose them.
-CANDIDATE_POSTING = 128
 #: Parsed journal lines kept for history reads (a batch line holds many facts).
 LINE_CACHE = 8
 #: A writer snapshots the memory (see :mod:`ctxneo.stores.snapshot`) when the
@@ -1050,47 +1046,17 @@ class NetworkXStore(Store):
 
     # -- reads --------------------------------------------------------------------------
 
-    def _said_postings(self, keys: Sequence[str]) -> dict[str, list[str]]:
-        """The entities each stem was said of: at most one more than
-        :func:`~ctxneo.stores.base.with_said` keeps, which tells it the stem is too
-        common, so a stem said of half the memory costs no more than a rare one."""
-        return {
-            key: list(itertools.islice(p, SAID_POSTING + 1))
-            for key in set(keys)
-            if (p := self.said.get(key))
-        }
-
     @_locked
     def find_entities(self, keys: Sequence[str], limit: int = MAX_CANDIDATES) -> list[EntityHit]:
-        """Rank like a search engine: rare stems weigh more (idf); only the rarer
-        postings propose candidates, so a common stem ("svc" of every service)
-        never makes a question scan half the graph."""
+        """See :func:`~ctxneo.stores.names.rank_entities` (the rule every store ranks by)."""
         self._sync()
-        postings = [p for key in set(keys) if (p := self.postings.get(key))]
-        if not postings:
-            said = self._said_postings(keys)
-            return with_said([], said, self._aliases)
-        postings.sort(key=len)
-        total = max(1, self.graph.number_of_nodes())
-        candidates: dict[str, None] = {}
-        for posting in postings:
-            if candidates and len(posting) > CANDIDATE_POSTING:
-                break
-            candidates.update(dict.fromkeys(itertools.islice(posting, CANDIDATE_POSTING)))
-        # A candidate's score: the weights of the postings it is in, summed in this order
-        # (each posting's candidates found by one set intersection, not a lookup apiece).
-        weights: dict[str, list[float]] = {name: [] for name in candidates}
-        for p in postings:
-            w = math.log(1 + total / len(p))
-            for name in candidates.keys() & p.keys():
-                weights[name].append(w)
-        # Best first, then by name (names are unique): sorted as plain tuples, no key.
-        best = sorted([(-sum(ws), name) for name, ws in weights.items()])[:limit]
-        said = self._said_postings(keys)
-        return with_said(
-            [EntityHit(name, tuple(self._aliases.get(name, ()))) for _, name in best],
-            said,
+        return rank_entities(
+            self.postings,
+            self.said,
             self._aliases,
+            self.graph.number_of_nodes(),
+            keys,
+            limit,
         )
 
     @_locked
