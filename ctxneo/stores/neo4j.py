@@ -1327,17 +1327,8 @@ class Neo4jStore(Store):
         that each part starts from its type's relationships), at the sequence number the
         statement starts at; the question's walk is served from it when its own read is
         the same and the memory has not moved (:class:`Described`)."""
-        parts = [
-            cypher.with_type("described_ahead", p).replace("described_n", f"described_{i}")
-            for i, p in enumerate(ahead)
-        ]
-        ends = ", ".join(f"described_{i}" for i in range(len(ahead)))
-        statement = "\n".join(
-            [
-                cypher.load("described_read_start"),
-                *parts,
-                cypher.load("described_read_return").replace("DESCRIBED", f"[{ends}]"),
-            ]
+        statement = _with_described(
+            [cypher.load("described_read_start")], "described_read_return", ahead
         )
         (row,) = self._read_text(
             "described",
@@ -1346,14 +1337,7 @@ class Neo4jStore(Store):
             max_subjects=described.max_subjects,
             described_limit=described.limit,
         )
-        return Described(
-            described,
-            row["at"],
-            {
-                p: sorted(map(_fact, found), key=lambda f: -f.seq)
-                for p, found in zip(described.predicates, row["described"], strict=True)
-            },
-        )
+        return _described(described, row)
 
     def _vocabulary_read(
         self,
@@ -1377,18 +1361,10 @@ class Neo4jStore(Store):
             "said_max": SAID_POSTING,
         }
         if described is not None and ahead:
-            parts = [
-                cypher.with_type("described_ahead", p).replace("described_n", f"described_{i}")
-                for i, p in enumerate(ahead)
-            ]
-            ends = ", ".join(f"described_{i}" for i in range(len(ahead)))
-            statement = "\n".join(
-                [
-                    cypher.load("vocabulary_words"),
-                    cypher.load("described_ahead_start"),
-                    *parts,
-                    cypher.load("described_ahead_return").replace("DESCRIBED", f"[{ends}]"),
-                ]
+            statement = _with_described(
+                [cypher.load("vocabulary_words"), cypher.load("described_ahead_start")],
+                "described_ahead_return",
+                ahead,
             )
             params |= {
                 "as_of": described.as_of,
@@ -1401,14 +1377,7 @@ class Neo4jStore(Store):
         self._known_predicates = sorted(row["predicates"])
         read_ahead = None
         if described is not None and ahead:
-            read_ahead = Described(
-                described,
-                row["at"],
-                {
-                    p: sorted(map(_fact, found), key=lambda f: -f.seq)
-                    for p, found in zip(described.predicates, row["described"], strict=True)
-                },
-            )
+            read_ahead = _described(described, row)
         hits = [EntityHit(h["name"], tuple(h["aliases"] or ())) for h in row["hits"]]
         said: dict[str, list[str]] = {}
         aliases: dict[str, tuple[str, ...]] = {}
@@ -1670,6 +1639,30 @@ def _shape(rows: list[Any]) -> list[tuple[int, int | None, bool]]:
 
 #: Lucene refuses queries of more than 1,024 clauses; a question never needs as many.
 MAX_TERMS = 512
+
+
+def _with_described(head: list[str], end: str, ahead: list[str]) -> str:
+    """A statement that reads the described relations ``ahead`` (validated predicates),
+    one ``described_ahead.cypher`` part each, after ``head``; ``end`` returns them as
+    one list, in their order."""
+    parts = [
+        cypher.with_type("described_ahead", p).replace("described_n", f"described_{i}")
+        for i, p in enumerate(ahead)
+    ]
+    ends = ", ".join(f"described_{i}" for i in range(len(ahead)))
+    return "\n".join([*head, *parts, cypher.load(end).replace("DESCRIBED", f"[{ends}]")])
+
+
+def _described(ask: DescribedAsk, row: Any) -> Described:
+    """The described relations a statement of :func:`_with_described` returned."""
+    return Described(
+        ask,
+        row["at"],
+        {
+            p: sorted(map(_fact, found), key=lambda f: -f.seq)
+            for p, found in zip(ask.predicates, row["described"], strict=True)
+        },
+    )
 
 
 def _terms(tag: str, keys: Sequence[str]) -> list[str]:
