@@ -106,10 +106,17 @@ class NameMirror:
     when ``seen`` was first met by a read (a read may meet a write's counter before all
     of its entities, while the server applies it: the next read takes that write's
     entities again), ``seen`` once it has been met twice or was this client's write.
+    ``version`` counts the changes to what the copy answers, so that a vocabulary it
+    served is known to hold without being worked out again.
     """
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        self.version = 0
+        self._clear()
+
+    def _clear(self) -> None:
+        self.version += 1
         self.loaded = False
         self.epoch: str | None = None
         self.seen = 0
@@ -125,14 +132,14 @@ class NameMirror:
     def reset(self) -> None:
         """Forget everything (this client cleared the namespace, or it was replaced)."""
         with self.lock:
-            self.__init__()  # type: ignore[misc]
+            self._clear()
 
     # -- taking in what the server holds ----------------------------------------
 
     def load(self, memory: Mapping[str, Any], known: Iterable[Mapping[str, Any]]) -> None:
         """Everything (``names_all.cypher``'s ``memory`` and ``all``)."""
         with self.lock:
-            self.__init__()  # type: ignore[misc]
+            self._clear()
             for row in known:
                 self._take(Known.of(row))
             self.loaded = True
@@ -162,21 +169,35 @@ class NameMirror:
         self.epoch = memory["epoch"]
         self.since = names if names == self.seen else max(0, names - 1)
         self.seen = names
-        self.predicates = sorted(memory["predicates"])
-        self.multi = frozenset(memory["multi"])
+        self._relations(memory["predicates"], memory["multi"])
+
+    def _relations(self, predicates: Iterable[str], multi: Iterable[str]) -> None:
+        predicates, multi = sorted(predicates), frozenset(multi)
+        if (predicates, multi) != (self.predicates, self.multi):
+            self.predicates, self.multi = predicates, multi
+            self.version += 1
 
     def _take(self, known: Known) -> None:
         self._entity(known.name)
         for phrase in known.aliases:
             self._alias(phrase, known.name)
-        have = self.said_of.setdefault(known.name, [])
-        for stem in known.said:
+        self._said(known.name, known.said)
+
+    def _said(self, name: str, stems: Iterable[str]) -> None:
+        """Stems said of ``name``, by the servers' rule: each once, the first
+        :data:`MAX_SAID_PER_ENTITY` kept."""
+        have = self.said_of.setdefault(name, [])
+        for stem in stems:
+            if len(have) >= MAX_SAID_PER_ENTITY:
+                break
             if stem not in have:
                 have.append(stem)
-                self.said[stem][known.name] = None
+                self.said[stem][name] = None
+                self.version += 1
 
     def _entity(self, name: str) -> None:
         if name not in self.entities:
+            self.version += 1
             self.entities[name] = None
             for key in index_keys(name):
                 self.postings[key][name] = None
@@ -185,6 +206,7 @@ class NameMirror:
         self._entity(entity)
         owners = self.aliases.setdefault(entity, [])
         if phrase not in owners:
+            self.version += 1
             owners.append(phrase)
             for key in index_keys(phrase):
                 self.postings[key][entity] = None
@@ -220,34 +242,29 @@ class NameMirror:
                 self._alias(phrase, entity)
             for name, stems in said.items():
                 self._entity(name)
-                have = self.said_of.setdefault(name, [])
-                for stem in stems:
-                    if len(have) >= MAX_SAID_PER_ENTITY:
-                        break
-                    if stem not in have:
-                        have.append(stem)
-                        self.said[stem][name] = None
+                self._said(name, stems)
             # (a write the copy may hold only in part is still read again: see the class)
             doubt = self.since < self.seen
             self.epoch, self.seen = epoch, names
             self.since = self.since if doubt else names
-            if predicates is not None:
-                self.predicates = sorted(predicates)
-            if multi is not None:
-                self.multi = frozenset(multi)
+            self._relations(
+                self.predicates if predicates is None else predicates,
+                self.multi if multi is None else multi,
+            )
 
     def declared(self, multi: Iterable[str], single: Iterable[str]) -> None:
         """This client declared ``multi`` multi-valued and withdrew ``single`` (which
         leave the names counter as it is; a read brings anyone else's change)."""
         with self.lock:
-            self.multi = (self.multi | frozenset(multi)) - frozenset(single)
+            self._relations(self.predicates, (self.multi | frozenset(multi)) - frozenset(single))
 
     # -- reading -------------------------------------------------------------------
 
-    def vocabulary(self, keys: Sequence[str], limit: int) -> Vocabulary:
-        """What ``keys`` find (see :meth:`~ctxneo.stores.base.Store.vocabulary`)."""
+    def vocabulary(self, keys: Sequence[str], limit: int) -> tuple[Vocabulary, int]:
+        """What ``keys`` find (see :meth:`~ctxneo.stores.base.Store.vocabulary`), and the
+        copy's version it was found at."""
         with self.lock:
             hits = rank_entities(
                 self.postings, self.said, self.aliases, len(self.entities), keys, limit
             )
-            return Vocabulary(hits, list(self.predicates), self.multi)
+            return Vocabulary(hits, list(self.predicates), self.multi), self.version

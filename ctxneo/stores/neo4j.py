@@ -1246,12 +1246,16 @@ class Neo4jStore(Store):
         self._local.served = None
         if served is None or asked is None or self._names_off:
             return
-        now = self._names.vocabulary(*asked)
-        same = (now.hits, now.predicates, now.multi) == (
-            served.hits,
-            served.predicates,
-            served.multi,
-        )
+        keys, limit, version = asked
+        # (worked out again only when the copy took in a change since it was served)
+        same = version == self._names.version
+        if not same:
+            now, _ = self._names.vocabulary(keys, limit)
+            same = (now.hits, now.predicates, now.multi) == (
+                served.hits,
+                served.predicates,
+                served.multi,
+            )
         again = getattr(self._local, "again", 0)
         if same or again >= MOVED_AGAIN:
             self._local.again = 0
@@ -1291,8 +1295,8 @@ class Neo4jStore(Store):
         (:meth:`_vocabulary_read`)."""
         if not self._names_kept():
             return self._vocabulary_read(keys, limit, described)
-        found = self._names.vocabulary(keys, limit)
-        self._local.served, self._local.asked = found, (keys, limit)
+        found, version = self._names.vocabulary(keys, limit)
+        self._local.served, self._local.asked = found, (keys, limit, version)
         ahead = [check_predicate(p) for p in described.predicates] if described else []
         if described is None or not ahead:
             return found
@@ -1407,7 +1411,7 @@ class Neo4jStore(Store):
         self._take_names(row["memory"], row["changed"])
         if self._names_off:
             return self._vocabulary_read(keys, limit).hits
-        return self._names.vocabulary(keys, limit).hits
+        return self._names.vocabulary(keys, limit)[0].hits
 
     def aliases(self) -> dict[str, tuple[str, ...]]:
         return {r["name"]: tuple(r["aliases"]) for r in self._read("aliases")}
