@@ -4,7 +4,7 @@
 WITH at, memory, first, old, second, third
 CALL (first, old, second, third, at) {
   UNWIND [g IN first | g.rs] + [g IN old | g.rs] + [g IN second | g.rs] + [g IN second | g.hub]
-    + [g IN third | g.rs] AS rs
+    + [g IN second | g.past] + [g IN third | g.rs] + [g IN third | g.hub] AS rs
   UNWIND rs AS r
   WITH DISTINCT r
   RETURN collect({
@@ -18,5 +18,6 @@ NAMES_CHANGED
 RETURN at, facts, memory, changed,
   [g IN first | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS first,
   [g IN old | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS old,
-  [g IN second | {key: g.key, seqs: [r IN g.rs | r.seq], hub: [r IN g.hub | r.seq], read: g.read}] AS second,
-  [g IN third | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS third
+  [g IN second | {key: g.key, seqs: [r IN g.rs | r.seq], hub: [r IN g.hub | r.seq], read: g.read,
+    past: [r IN g.past | r.seq]}] AS second,
+  [g IN third | {key: g.key, seqs: [r IN g.rs | r.seq], hub: [r IN g.hub | r.seq], cut: g.cut}] AS third

@@ -266,3 +266,54 @@ def test_a_neo4j_answer_takes_two_round_trips_and_answers_as_the_embedded_store(
     finally:  # (a namespace left behind shows in other tests' listings of the server)
         remote.clear()
         store.close()
+
+
+def _films(memory: Memory) -> None:
+    """Films sharing genres (hubs of hundreds of films) and directors: a walk through a
+    hub goes on from the oldest of the hub's newest facts it read, and takes at most so
+    many steps, so the ends it walks on from are not a hub's newest."""
+    memory.declare_multi_valued("HAS_GENRE", "DIRECTED_BY")
+    genres = ["Drama", "Comedy", "Crime", "War"]
+    facts = []
+    for i in range(300):
+        facts.append((f"Film_{i}", "HAS_GENRE", genres[i % 4]))
+        facts.append((f"Film_{i}", "HAS_GENRE", genres[(i + 1) % 4]))
+        facts.append((f"Film_{i}", "DIRECTED_BY", f"Director_{i % 60}"))
+        facts.append((f"Film_{i}", "RELEASE_YEAR", str(1950 + i % 40)))
+    memory.remember_many(facts)
+
+
+@pytest.mark.neo4j
+def test_neo4j_reads_ahead_the_hubs_walks_as_the_walk_chooses_them(neo4j_server: Any) -> None:
+    store = connect(neo4j_server, f"ahead-{uuid.uuid4().hex}")
+    remote, local = Memory(store), Memory.open()
+    for m in (remote, local):
+        _films(m)
+    sent: list[str] = []
+    read_text = store._read_text  # type: ignore[attr-defined]
+
+    def recording(name: str, statement: str, /, **params: Any) -> Any:
+        sent.append(name)
+        return read_text(name, statement, **params)
+
+    store._read_text = recording  # type: ignore[attr-defined]
+    try:
+        for q in [
+            "Who directed Film_7?",
+            "Which genres are the films directed by Director_7 in?",
+            "When were the films that share a genre with Film_12 released?",
+            "Did Director_3 direct Film_63?",  # (a slot's past may be asked: histories too)
+        ]:
+            sent.clear()
+            a, b = remote.ask(q, k=3), local.ask(q, k=3)
+            assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
+            # (linking words and the relations a question describes are reads of their own)
+            walked = [
+                n
+                for n in sent
+                if n not in ("names_all", "vocabulary", "described", "facts_of_few_subjects")
+            ]
+            assert walked == ["neighbourhood"], (q, sent)
+    finally:
+        remote.clear()
+        store.close()

@@ -285,7 +285,23 @@ class Walker:
             relevance={p: round(r, 6) for r, p in ranked},
             ends=ENDS_AHEAD,
             small=SMALL,
+            walked=tuple(dict.fromkeys(a.entity for a in self.anchors)),
+            relevance_of=self._relevance_of([p for _, p in ranked]),
+            shapes=BEST_SHAPES,
+            paths=PATHS_PER_SHAPE,
+            frontier=FRONTIER,
+            budget=STEP_BUDGET,
         )
+
+    def _relevance_of(self, predicates: Sequence[str]) -> dict[str, dict[str, float]]:
+        """How well the question names each relation for each anchor walked from, as
+        :meth:`relevance` weighs a shape's hops (a shape's anchor is the first anchor of
+        its entity)."""
+        out: dict[str, dict[str, float]] = {}
+        for a in self.anchors:
+            if a.entity not in out:
+                out[a.entity] = {p: self.matcher.relevance(p, a.positions) for p in predicates}
+        return out
 
     def _described_ahead(self) -> list[str]:
         """The subjects of the described relations that the vocabulary's round trip read

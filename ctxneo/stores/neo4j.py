@@ -1551,6 +1551,12 @@ class Neo4jStore(Store):
             ends=plan.ends,
             small=plan.small,
             hub_degree=plan.hub_degree,
+            walked=list(plan.walked),
+            relevance_of={a: dict(r) for a, r in plan.relevance_of.items()},
+            shapes=plan.shapes,
+            paths=plan.paths,
+            frontier=plan.frontier,
+            budget=plan.budget,
         )
         self._at = row["at"]
         facts = {f.seq: f for f in map(_fact, row["facts"])}
@@ -1574,8 +1580,14 @@ class Neo4jStore(Store):
             found.add(g["key"], read(g["seqs"], plan.later_history, plan.later_limit, None))
             if g["read"]:
                 found.add(g["key"], read(g["hub"], False, plan.hub_limit, plan.best))
+            if g["past"]:
+                found.add(g["key"], read(g["past"], True, plan.hub_limit, None))
         for g in row["third"]:
-            found.add(g["key"], read(g["seqs"], plan.later_history, plan.hub_limit, plan.best))
+            # (with history, a slot's past may be asked: every relation is read)
+            only = None if plan.later_history else plan.best
+            found.add(g["key"], read(g["seqs"], plan.later_history, plan.hub_limit, only))
+            if g["cut"]:
+                found.add(g["key"], read(g["hub"], False, plan.hub_limit, plan.best))
         if kept:
             try:
                 self._check_served(row["memory"], row["changed"])
