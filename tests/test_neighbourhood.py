@@ -238,6 +238,46 @@ def test_neo4j_reads_described_relations_ahead_as_it_reads_them_alone(neo4j_serv
 
 
 @pytest.mark.neo4j
+def test_neo4j_puts_described_relations_together_from_those_it_read(neo4j_server: Any) -> None:
+    # A question naming relations in a new combination is served from the relations read
+    # before, at the same state: no round trip, and no new statement for the server to plan.
+    store: Any = connect(neo4j_server, f"ahead-{uuid.uuid4().hex}")
+    memory = Memory(store)
+    _fill(memory)
+    memory.remember("Cluster_9", "PATCHED_BY", "Person_1")
+    sent: list[str] = []
+    read_text = store._read_text
+
+    def recording(name: str, statement: str, /, **params: Any) -> Any:
+        sent.append(name)
+        return read_text(name, statement, **params)
+
+    store._read_text = recording
+    try:
+        store.vocabulary(["svc"], described=DescribedAsk(("LEADS", "OWNED_BY"), 6, None, 30))
+        store.vocabulary(["svc"], described=DescribedAsk(("PATCHED_BY",), 6, None, 30))
+        assert sent.count("described") == 2
+        ask = DescribedAsk(("OWNED_BY", "PATCHED_BY", "LEADS"), 6, None, 30)
+        got = store.vocabulary(["svc"], described=ask).described
+        assert sent.count("described") == 2
+        assert got.facts == store.facts_of_few_subjects(
+            list(ask.predicates), max_subjects=6, limit=30, at=got.at
+        )
+        assert got.facts["PATCHED_BY"] and got.facts["LEADS"] and not got.facts["OWNED_BY"]
+        # Other bounds are another read; so is a memory that moved.
+        store.vocabulary(["svc"], described=DescribedAsk(("LEADS",), 6, 50, 30))
+        assert sent.count("described") == 3
+        memory.remember("Cluster_8", "PATCHED_BY", "Person_2")
+        store.neighbourhood(_plan(("Svc_3",)))  # (another client's write would show here)
+        got = store.vocabulary(["svc"], described=DescribedAsk(("PATCHED_BY",), 6, None, 30))
+        assert sent.count("described") == 4
+        assert len(got.described.facts["PATCHED_BY"]) == 2
+    finally:
+        memory.clear()
+        store.close()
+
+
+@pytest.mark.neo4j
 def test_a_neo4j_answer_takes_two_round_trips_and_answers_as_the_embedded_store(
     neo4j_server: Any,
 ) -> None:

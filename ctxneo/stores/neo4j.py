@@ -1302,7 +1302,9 @@ class Neo4jStore(Store):
             return found
         with self._kept_lock:
             kept = self._described_kept.get(described)
-        if kept is None or kept.at != self._at:
+            if kept is None or kept.at != self._at:
+                kept = self._described_parts(described)
+        if kept is None:
             kept = self._described_read(described, ahead)
             with self._kept_lock:
                 self._described_kept.pop(described, None)  # (newest last: dropped last)
@@ -1311,6 +1313,23 @@ class Neo4jStore(Store):
                     del self._described_kept[next(iter(self._described_kept))]
                 self._at = kept.at
         return Vocabulary(found.hits, found.predicates, found.multi, kept)
+
+    def _described_parts(self, described: DescribedAsk) -> Described | None:
+        """``described`` put together from the relations of described reads kept at the
+        number the memory last stood at, when they hold every one of its relations: each
+        relation's part is read on its own, so a question naming relations in a new
+        combination costs no round trip once each was read, and sends no new statement
+        text (each one the server plans anew, 0.3-0.8 s). (Under ``_kept_lock``.)"""
+        wanted = dict.fromkeys(described.predicates)
+        bounds = (described.max_subjects, described.as_of, described.limit)
+        parts: dict[str, list[Fact]] = {}
+        for ask, kept in reversed(self._described_kept.items()):  # (newest first)
+            if kept.at != self._at or (ask.max_subjects, ask.as_of, ask.limit) != bounds:
+                continue
+            parts.update((p, kept.facts[p]) for p in ask.predicates if p in wanted)
+            if len(parts) == len(wanted):
+                return Described(described, kept.at, {p: parts[p] for p in wanted})
+        return None
 
     def _moved(self, before: int, after: int, relations: Iterable[str]) -> None:
         """This client's committed write took the memory from ``before`` to ``after``,
