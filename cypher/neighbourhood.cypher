@@ -9,16 +9,19 @@
 //    newest $later_limit facts (current only, or with history when $later_history),
 //    and, for an end whose read filled that limit but that has at most $hub_degree
 //    facts, its current facts of the $best relations (a bigger hub's are left to the
-//    walk's own read, narrowed to their types: filtering them would read them all);
+//    walk's own read, narrowed to their types: filtering them would read them all),
+//    and, when $later_history, if it is an end the walk goes on from, its newest
+//    $hub_limit facts with history (`past`: the slots of the walks through it);
 //  - third: the ends those facts reach, chosen as the walk chooses them (`level`, then
 //    the block that reads them): the shapes (an anchor and the relations walked from it,
 //    each in its direction) ranked by how well the question names their relations for
 //    their anchor ($relevance_of), the $shapes best and every shape of at most $small
 //    ends (the walk goes on from every shape of few ends, a chain's middle relation
 //    being often unnamed), their ends in the order of their walks; the first $ends,
-//    each with its facts of the $best relations, newest $hub_limit (history included
-//    when $later_history), but not a hub's (more than $hub_degree facts: filtering by
-//    type would read them all);
+//    each with its facts of the $best relations, newest $hub_limit (when
+//    $later_history: of every relation, with history, and the $best relations' current
+//    facts too when that read filled its limit), but not a hub's (more than
+//    $hub_degree facts: filtering by type would read them all);
 // (The described relations are read by facts_of_few_subjects.cypher: a relationship
 // type written in here made this text, and its plan, one per combination of them.)
 // Every read is pinned to one sequence number, `at` ($at when given, else the
