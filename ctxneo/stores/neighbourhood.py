@@ -53,19 +53,19 @@ class Plan:
     #: ahead: filtering a hub's facts by type reads them all; the walk's own read of them
     #: is narrowed to the types (cypher.with_types) and costs only those.
     hub_degree: int = 10_000
-    #: The third hop's ends are chosen as the walk chooses them (Walker._extend), from
-    #: the anchors it walks from (``walked``: not those read only for their slots), by
-    #: how well the question names each relation for each anchor (``relevance_of``:
-    #: the words of the anchor's own name set aside), of its ``shapes`` best shapes of
-    #: at most ``paths`` walks counted, and every shape of few ends, the first
-    #: ``frontier`` ends of the first hop's. (No ``walked``: every anchor; an anchor
-    #: not in ``relevance_of``: ``relevance``.)
+    #: The third hop's ends are chosen as the walk chooses them (Walker._extend): from
+    #: the anchors it walks from (``walked``: not those read only for their slots), its
+    #: shapes ranked by how well the question names each relation for their anchor
+    #: (``relevance_of``: the words of the anchor's own name set aside), then by their
+    #: walks (at most ``paths`` counted); the ``shapes`` best and every shape of few
+    #: ends are walked on from, the first ``frontier`` ends of the first hop's, until
+    #: ``budget`` steps are taken. (No ``walked``: every anchor; an anchor not in
+    #: ``relevance_of``: ``relevance``.)
     walked: tuple[str, ...] = ()
     relevance_of: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     shapes: int = 4
     paths: int = 300
     frontier: int = 80
-    #: Steps the walk takes from the first hop's ends at most (Walker._extend).
     budget: int = 800
 
 
