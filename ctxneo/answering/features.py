@@ -506,11 +506,13 @@ class Featurizer:
 @lru_cache(maxsize=100_000)
 def value_kind(v: str) -> tuple[float, ...]:
     """What a value looks like (read once per value, whatever the question)."""
+    date, amount, duration = (has_shape(v, s) for s in ("date", "amount", "duration"))
     return (
-        float(has_shape(v, "date")),
-        float(has_shape(v, "amount")),
-        float(has_shape(v, "duration")),
-        float(only_a_measure(v)),
+        float(date),
+        float(amount),
+        float(duration),
+        # (a value of none of those shapes is not one alone: most values, not read again)
+        float((date or amount or duration) and only_a_measure(v)),
         float(person_like(v)),
         float(is_identifier(v)),
         float(any(ch.isdigit() for ch in v)),
