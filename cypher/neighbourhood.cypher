@@ -36,8 +36,10 @@ WITH at, CASE WHEN $as_of IS NULL OR $as_of > at THEN at ELSE $as_of END AS seen
   {epoch: m.epoch, names: coalesce(m.names, 0), predicates: coalesce(m.predicates, []),
    multi: coalesce(m.multi, [])} AS memory
 CALL (at) {
+  // (an anchor the memory has no entity of, as the asker of a first-person question may
+  // be, is read too: it has no facts, and the walk is served that without a read)
   UNWIND $names AS name
-  MATCH (e:Entity {ns: $ns, name: name}) USING INDEX SEEK e:Entity(ns, name)
+  OPTIONAL MATCH (e:Entity {ns: $ns, name: name}) USING INDEX SEEK e:Entity(ns, name)
   CALL (e, at) {
     MATCH (e)-[r]-()
     WHERE r.valid_from <= at

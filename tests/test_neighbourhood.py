@@ -238,6 +238,39 @@ def test_neo4j_reads_described_relations_ahead_as_it_reads_them_alone(neo4j_serv
 
 
 @pytest.mark.neo4j
+def test_neo4j_serves_an_asker_the_memory_has_no_entity_of_ahead(neo4j_server: Any) -> None:
+    # "Which team owns Svc_7, and what do I run on?" asked by an agent no fact names: the
+    # asker is an anchor with no facts, which the walk is served without a read.
+    store: Any = connect(neo4j_server, f"ahead-{uuid.uuid4().hex}")
+    remote, local = Memory(store), Memory.open()
+    for m in (remote, local):
+        _fill(m)
+    sent: list[str] = []
+    read_text = store._read_text
+
+    def recording(name: str, statement: str, /, **params: Any) -> Any:
+        sent.append(name)
+        return read_text(name, statement, **params)
+
+    store._read_text = recording
+    try:
+        for q in ["Which team owns my service Svc_7?", "What do I run on?"]:
+            sent.clear()
+            a = remote.ask(q, speaker="Agent_Nobody", k=3)
+            b = local.ask(q, speaker="Agent_Nobody", k=3)
+            assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
+            walked = [
+                n
+                for n in sent
+                if n not in ("names_all", "vocabulary", "described", "facts_of_few_subjects")
+            ]
+            assert walked == ["neighbourhood"], (q, sent)
+    finally:
+        remote.clear()
+        store.close()
+
+
+@pytest.mark.neo4j
 def test_neo4j_puts_described_relations_together_from_those_it_read(neo4j_server: Any) -> None:
     # A question naming relations in a new combination is served from the relations read
     # before, at the same state: no round trip, and no new statement for the server to plan.
