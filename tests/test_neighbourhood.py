@@ -86,6 +86,29 @@ def _fill(memory: Memory) -> None:
     memory.remember("Svc_3", "OWNED_BY", "Team_2")
 
 
+def _recording(store: Any) -> list[str]:
+    """The names of the statements ``store`` runs from now on, as they run."""
+    sent: list[str] = []
+    read_text = store._read_text
+
+    def recording(name: str, statement: str, /, **params: Any) -> Any:
+        sent.append(name)
+        return read_text(name, statement, **params)
+
+    store._read_text = recording
+    return sent
+
+
+def _walked(sent: list[str]) -> list[str]:
+    """The statements a question ran to walk the graph (linking its words and reading
+    the relations it describes are reads of their own)."""
+    return [
+        n
+        for n in sent
+        if n not in ("names_all", "vocabulary", "described", "facts_of_few_subjects")
+    ]
+
+
 @pytest.mark.neo4j
 def test_neo4j_reads_served_ahead_equal_the_stores_reads_at_the_same_state(
     neo4j_server: Any,
@@ -245,26 +268,14 @@ def test_neo4j_serves_an_asker_the_memory_has_no_entity_of_ahead(neo4j_server: A
     remote, local = Memory(store), Memory.open()
     for m in (remote, local):
         _fill(m)
-    sent: list[str] = []
-    read_text = store._read_text
-
-    def recording(name: str, statement: str, /, **params: Any) -> Any:
-        sent.append(name)
-        return read_text(name, statement, **params)
-
-    store._read_text = recording
+    sent = _recording(store)
     try:
         for q in ["Which team owns my service Svc_7?", "What do I run on?"]:
             sent.clear()
             a = remote.ask(q, speaker="Agent_Nobody", k=3)
             b = local.ask(q, speaker="Agent_Nobody", k=3)
             assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
-            walked = [
-                n
-                for n in sent
-                if n not in ("names_all", "vocabulary", "described", "facts_of_few_subjects")
-            ]
-            assert walked == ["neighbourhood"], (q, sent)
+            assert _walked(sent) == ["neighbourhood"], (q, sent)
     finally:
         remote.clear()
         store.close()
@@ -278,14 +289,7 @@ def test_neo4j_puts_described_relations_together_from_those_it_read(neo4j_server
     memory = Memory(store)
     _fill(memory)
     memory.remember("Cluster_9", "PATCHED_BY", "Person_1")
-    sent: list[str] = []
-    read_text = store._read_text
-
-    def recording(name: str, statement: str, /, **params: Any) -> Any:
-        sent.append(name)
-        return read_text(name, statement, **params)
-
-    store._read_text = recording
+    sent = _recording(store)
     try:
         store.vocabulary(["svc"], described=DescribedAsk(("LEADS", "OWNED_BY"), 6, None, 30))
         store.vocabulary(["svc"], described=DescribedAsk(("PATCHED_BY",), 6, None, 30))
@@ -362,14 +366,7 @@ def test_neo4j_reads_ahead_the_hubs_walks_as_the_walk_chooses_them(neo4j_server:
     remote, local = Memory(store), Memory.open()
     for m in (remote, local):
         _films(m)
-    sent: list[str] = []
-    read_text = store._read_text  # type: ignore[attr-defined]
-
-    def recording(name: str, statement: str, /, **params: Any) -> Any:
-        sent.append(name)
-        return read_text(name, statement, **params)
-
-    store._read_text = recording  # type: ignore[attr-defined]
+    sent = _recording(store)
     try:
         for q in [
             "Who directed Film_7?",
@@ -381,12 +378,7 @@ def test_neo4j_reads_ahead_the_hubs_walks_as_the_walk_chooses_them(neo4j_server:
             a, b = remote.ask(q, k=3), local.ask(q, k=3)
             assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
             # (linking words and the relations a question describes are reads of their own)
-            walked = [
-                n
-                for n in sent
-                if n not in ("names_all", "vocabulary", "described", "facts_of_few_subjects")
-            ]
-            assert walked == ["neighbourhood"], (q, sent)
+            assert _walked(sent) == ["neighbourhood"], (q, sent)
     finally:
         remote.clear()
         store.close()
