@@ -320,8 +320,8 @@ class Walker:
 
     def walk(self) -> list[Shape]:
         names = list(dict.fromkeys(a.entity for a in self.anchors))
-        if names or self._described_wanted():
-            # One round trip on a remote store for what the walk reads; None in process.
+        if self._remote.reads_ahead and (names or self._described_wanted()):
+            # One round trip on a remote store for what the walk reads.
             found = self._remote.neighbourhood(self.plan())
             if found is not None:
                 self.store = View(  # type: ignore[assignment]

@@ -237,6 +237,9 @@ class Store(ABC):
 
     #: Short name used in reports ("networkx", "neo4j").
     backend: str = ""
+    #: Whether :meth:`neighbourhood` reads a question's reads ahead (a remote store):
+    #: where it does not, the walk does not outline them.
+    reads_ahead: bool = False
 
     # -- writes ---------------------------------------------------------------
 

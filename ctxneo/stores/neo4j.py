@@ -300,6 +300,7 @@ class Neo4jStore(Store):
     """
 
     backend = "neo4j"
+    reads_ahead = True
 
     def __init__(
         self,
