@@ -157,3 +157,28 @@ def test_both_stores_find_the_same_entities(two_clients: tuple[Memory, Memory]) 
     asked = [["svc", "amber", "7"], ["amber", "12"], ["ledger"], ["servic", "coral"], ["team"]]
     for keys in asked:
         assert one.store.find_entities(keys) == embedded.store.find_entities(keys), keys
+
+
+def test_a_connections_first_question_reads_its_described_relations_ahead(
+    neo4j_server: Any,
+) -> None:
+    # The names are read whole before the question's described relations are chosen, so
+    # those are read ahead, and the histories of their subjects' slots come with the
+    # neighbourhood (it used to read them after it: two round trips more).
+    namespace = f"names-{uuid.uuid4().hex}"
+    writer, local = _open(neo4j_server, namespace), Memory.open()
+    facts = [(f"Svc_{i}", "OWNED_BY", f"Team_{i % 4}") for i in range(30)]
+    facts += [("Cluster_9", "PATCHED_BY", "Person_1"), ("Cluster_8", "PATCHED_BY", "Person_3")]
+    for m in (writer, local):
+        m.remember_many(facts)
+        m.remember("Cluster_9", "PATCHED_BY", "Person_2")
+    reader = _open(neo4j_server, namespace)
+    try:
+        question = "Was the cluster patched by Person_1?"
+        answer, ran = _reads(reader, question)
+        assert answer == local.ask(question).answer
+        assert ran == ["names_all", "described", "neighbourhood"]
+    finally:
+        writer.store.clear()
+        writer.close()
+        reader.close()

@@ -1417,7 +1417,11 @@ class Neo4jStore(Store):
         )
 
     def known_predicates(self) -> list[str] | None:
-        if self._names.loaded and not self._names_off:
+        """See :meth:`Store.known_predicates`; where the names are kept in process, the
+        copy's, read whole here when the connection has none yet (the read its first
+        question's vocabulary makes anyway): so that question's described relations are
+        read ahead, and their subjects' slots with its neighbourhood, too."""
+        if self._names_kept():
             return list(self._names.predicates)
         found = self._known_predicates
         return None if found is None else list(found)
