@@ -322,9 +322,11 @@ class Store(ABC):
         return None  # (in process the vocabulary is read when asked: nothing to check)
 
     def known_predicates(self) -> list[str] | None:
-        """The predicates as this connection last read them, without a read: what a
-        question's described relations are chosen from before its vocabulary is read
-        (``None`` in process, where nothing is read ahead)."""
+        """The predicates as this connection last read them, without a read of their
+        own (a store that keeps the names in process reads them whole here the first
+        time, the read its first vocabulary makes anyway): what a question's described
+        relations are chosen from before its vocabulary is read (``None`` in process,
+        where nothing is read ahead)."""
         return None
 
     @abstractmethod
