@@ -182,6 +182,20 @@ def connect(server: Neo4jServer, namespace: str | None = None) -> Store:
     return store.connect()
 
 
+def record_statements(store: Any) -> list[str]:
+    """The names of the statements a Neo4j ``store`` runs from now on, as they run (until
+    ``del store._read_text``)."""
+    sent: list[str] = []
+    read_text = store._read_text
+
+    def recording(name: str, statement: str, /, **params: Any) -> Any:
+        sent.append(name)
+        return read_text(name, statement, **params)
+
+    store._read_text = recording
+    return sent
+
+
 @pytest.fixture(params=["networkx", "journal", pytest.param("neo4j", marks=pytest.mark.neo4j)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     """Every store, fresh and empty: in memory, journaled, and on a real Neo4j."""

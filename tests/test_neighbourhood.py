@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 import pytest
-from conftest import connect
+from conftest import connect, record_statements
 
 from ctxneo.memory import Memory
 from ctxneo.model import Fact
@@ -84,19 +84,6 @@ def _fill(memory: Memory) -> None:
         memory.remember(f"Team_{i}", "LEADS", f"Person_{i}")
         memory.remember(f"Team_{i}", "LEADS", f"Person_{i + 4}")  # (supersedes)
     memory.remember("Svc_3", "OWNED_BY", "Team_2")
-
-
-def _recording(store: Any) -> list[str]:
-    """The names of the statements ``store`` runs from now on, as they run."""
-    sent: list[str] = []
-    read_text = store._read_text
-
-    def recording(name: str, statement: str, /, **params: Any) -> Any:
-        sent.append(name)
-        return read_text(name, statement, **params)
-
-    store._read_text = recording
-    return sent
 
 
 def _walked(sent: list[str]) -> list[str]:
@@ -268,7 +255,7 @@ def test_neo4j_serves_an_asker_the_memory_has_no_entity_of_ahead(neo4j_server: A
     remote, local = Memory(store), Memory.open()
     for m in (remote, local):
         _fill(m)
-    sent = _recording(store)
+    sent = record_statements(store)
     try:
         for q in ["Which team owns my service Svc_7?", "What do I run on?"]:
             sent.clear()
@@ -289,7 +276,7 @@ def test_neo4j_puts_described_relations_together_from_those_it_read(neo4j_server
     memory = Memory(store)
     _fill(memory)
     memory.remember("Cluster_9", "PATCHED_BY", "Person_1")
-    sent = _recording(store)
+    sent = record_statements(store)
     try:
         store.vocabulary(["svc"], described=DescribedAsk(("LEADS", "OWNED_BY"), 6, None, 30))
         store.vocabulary(["svc"], described=DescribedAsk(("PATCHED_BY",), 6, None, 30))
@@ -366,7 +353,7 @@ def test_neo4j_reads_ahead_the_hubs_walks_as_the_walk_chooses_them(neo4j_server:
     remote, local = Memory(store), Memory.open()
     for m in (remote, local):
         _films(m)
-    sent = _recording(store)
+    sent = record_statements(store)
     try:
         for q in [
             "Who directed Film_7?",

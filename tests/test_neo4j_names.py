@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from conftest import record_statements
 
 from ctxneo.memory import Memory
 from ctxneo.model import NewFact
@@ -39,14 +40,7 @@ def two_clients(neo4j_server: Any) -> Iterator[tuple[Memory, Memory]]:
 def _reads(memory: Memory, question: str) -> tuple[str, list[str]]:
     """The answer, and the statements its round trips ran."""
     store: Any = memory.store
-    ran: list[str] = []
-    read = store._read_text
-
-    def counted(name: str, statement: str, /, **params: Any) -> Any:
-        ran.append(name)
-        return read(name, statement, **params)
-
-    store._read_text = counted
+    ran = record_statements(store)
     try:
         return memory.ask(question).answer, ran
     finally:
