@@ -35,6 +35,8 @@ from ctxneo.answering.linking import LINK_FEATURES, Anchor, candidates, first_pe
 from ctxneo.answering.match import STATE_WORDS, Matcher
 from ctxneo.answering.question import Question, lookup_keys, read_question
 from ctxneo.answering.readings import (
+    FIRST_HOP_LIMIT,
+    LATER_HOP_LIMIT,
     Candidate,
     Reads,
     Walker,
@@ -48,7 +50,7 @@ from ctxneo.answering.readings import (
 from ctxneo.meaning import Meaning, WordVectors
 from ctxneo.model import UNKNOWN, Answer, Fact, Reading, Trace
 from ctxneo.stores.base import Store, VocabularyMoved
-from ctxneo.text import name_stems
+from ctxneo.text import name_stems, said_stems
 from ctxneo.tokens import estimate_tokens
 
 #: What a false answer costs against an UNKNOWN: an agent acts on what memory says, so a
@@ -67,10 +69,15 @@ CLAIM_P = 0.1
 STATED_P = 0.5
 #: A form of answer is offered only when the form model gives it at least this chance.
 FORM_GATE = 0.05
-#: With several readings asked for, the context also holds this many facts of each of
-#: this many entities the question names, after the readings' evidence.
-AROUND_ENTITIES = 2
-AROUND_FACTS = 8
+#: With several readings asked for, the context also holds, after the readings' evidence,
+#: facts of the entities the question names (at most AROUND_NAMED) and of those the
+#: readings pass through (AROUND_ENTITIES in all): at most AROUND_FACTS that say a word of
+#: the question the context does not show yet, and AROUND_PAST more of the best reading's
+#: slots (their earlier values, and a list's other values).
+AROUND_NAMED = 3
+AROUND_ENTITIES = 7
+AROUND_FACTS = 6
+AROUND_PAST = 3
 MARGIN_CAP = 5.0
 
 
@@ -307,7 +314,7 @@ class Reader:
         r = self.read(text, speaker=speaker, as_of=as_of, topic=topic)
         best = self._distinct(r, k)
         shown = [self._reading(r, i) for i in best]
-        around = self._around(r, as_of) if k > 1 else ()
+        around = self._around(r, as_of, shown) if k > 1 else ()
         top = shown[0] if shown else None
         if top is not None and top.confidence >= threshold:
             c = r.ranked[best[0]]
@@ -364,14 +371,71 @@ class Reader:
         c = r.ranked[i]
         return Reading(c.answer, c.values, c.evidence, self.confidence(r, i), c.name)
 
-    def _around(self, r: Read, as_of: int | None) -> tuple[Fact, ...]:
-        """A few facts, current and past, of the entities the question names best: what an
-        LLM given several readings may still need when none is the right one."""
-        named = [a.entity for a in r.anchors if a.p >= 0.5][:AROUND_ENTITIES]
-        out: list[Fact] = []
-        for entity in named:
-            out += r.store.facts_of([entity], as_of=as_of, history=True, limit=AROUND_FACTS)
-        return tuple(out)
+    def _around(self, r: Read, as_of: int | None, shown: Sequence[Reading]) -> tuple[Fact, ...]:
+        """What an LLM given several readings may still need when none is the right one,
+        or to check the one that is: the facts that say why the question is about these
+        entities, and what the best reading's slots held before.
+
+        A question names its entity by more than its name ("the crate that came in damp":
+        the fact stated as "crate 9 arrived damp"; "who had it before": the slot's earlier
+        value), and a reading's evidence is only the path it walks. So the facts of the
+        entities the question names and of those the readings pass through are read,
+        current and past, and those that say a word of the question which the context
+        does not show yet (in their names, relation or the words they were stated in) come
+        first, the most such words first; then the best reading's slots' other facts,
+        newest first (a list asked "now" is told by what left it)."""
+        if not shown:
+            return ()
+        named = list(dict.fromkeys(a.entity for a in r.anchors if a.p >= 0.5))[:AROUND_NAMED]
+        passed: list[str] = []
+        for reading in shown:
+            for f in reading.evidence:
+                for e in (f.subject, f.object):
+                    if e not in named and e not in passed:
+                        passed.append(e)
+        passed = passed[: max(0, AROUND_ENTITIES - len(named))]
+        # Each read as the walk read it (the anchors' first hop, a further hop's ends, both
+        # with their past), so that a store that read the walk ahead serves what it holds.
+        facts = r.store.facts_of(named, as_of=as_of, history=True, limit=FIRST_HOP_LIMIT)
+        if passed:
+            facts += r.store.facts_of(passed, as_of=as_of, history=True, limit=LATER_HOP_LIMIT)
+        asked = {t.stem for t in r.q.words if not t.stop}
+        # What the context shows of the question already: its lines' names and relations
+        # (the words a fact was stated in are not sent).
+        shown_stems = {
+            st
+            for reading in shown
+            for f in reading.evidence
+            for name in (f.subject, f.predicate, f.object)
+            for st in name_stems(name)
+        }
+        sent = {f.seq for reading in shown for f in reading.evidence}
+        pool = {f.seq: f for f in facts if f.seq not in sent}
+        best_nodes = {e for f in shown[0].evidence for e in (f.subject, f.object)}
+
+        def says(f: Fact) -> int:
+            words = {*name_stems(f.subject), *name_stems(f.predicate), *name_stems(f.object)}
+            if f.text:
+                words.update(said_stems(f.text))
+            return len((words & asked) - shown_stems)
+
+        telling = sorted(
+            ((says(f), f) for f in pool.values()),
+            key=lambda x: (
+                -x[0],
+                not ({x[1].subject, x[1].object} & best_nodes),
+                x[1].valid_to is not None,
+                -x[1].seq,
+            ),
+        )
+        out = [f for n, f in telling[:AROUND_FACTS] if n > 0]
+        taken = {f.seq for f in out}
+        slots = {(f.subject, f.predicate) for f in shown[0].evidence}
+        past = sorted(
+            (f for f in pool.values() if (f.subject, f.predicate) in slots and f.seq not in taken),
+            key=lambda f: -f.seq,
+        )
+        return (*out, *past[:AROUND_PAST])
 
     def _why_unknown(
         self, r: Read, top: Reading | None, threshold: float, as_of: int | None
