@@ -394,8 +394,8 @@ class Reader:
                     if e not in named and e not in passed:
                         passed.append(e)
         passed = passed[: max(0, AROUND_ENTITIES - len(named))]
-        # Each read as the walk read it (the anchors' first hop, a further hop's ends, both
-        # with their past), so that a store that read the walk ahead serves what it holds.
+        # Read as the walk reads the anchors' first hop and, when a slot's past may be
+        # asked, a further hop's ends: a store that read the walk ahead serves what it holds.
         facts = r.store.facts_of(named, as_of=as_of, history=True, limit=FIRST_HOP_LIMIT)
         if passed:
             facts += r.store.facts_of(passed, as_of=as_of, history=True, limit=LATER_HOP_LIMIT)
