@@ -267,7 +267,7 @@ def test_what_an_earlier_value_holds_now_is_read_on_from_it(memory: Memory) -> N
         ]
     )
     memory.remember("Crate 7", "LOCATED_IN", "Shed B")
-    first = memory.ask("who has the keys to the shed crate 7 was first in?")
+    first = best(memory, "who has the keys to the shed crate 7 was first in?")
     assert first.values == ("Ines Roy",), first
     assert ("Crate 7", "LOCATED_IN", "Shed A") in {
         (f.subject, f.predicate, f.object) for f in first.evidence
@@ -629,6 +629,28 @@ def test_a_no_weighs_whether_the_claim_is_of_the_kind_the_relation_holds(
     }
     assert kinds.get("RUN_BY") == 1.0
     assert kinds.get("FIRING_TEMP") == 0.0
+
+
+def test_a_reading_is_weighed_by_how_much_of_the_question_its_evidence_shows(
+    memory: Memory,
+) -> None:
+    # The ranker reads, for each reading, the share of the question's words outside the
+    # anchor's name that its evidence shows (names, relation) or was said in: "bay" is
+    # in the location's value, "parked" in the words it was stated in; the servicing
+    # firm's fact shows neither.
+    from ctxneo.answering.features import INDEX
+
+    memory.remember("Pump_09", "LOCATED_AT", "Bay 4", text="pump 9 is parked in bay 4 now")
+    memory.remember("Pump_09", "SERVICED_BY", "Hydro Works")
+    read = Reader(memory.store).read("which bay is pump 9 parked in?")
+    shown = {
+        c.evidence[0].predicate: (c.features[INDEX["said_all"]], c.features[INDEX["said_all_gap"]])
+        for c in read.ranked
+        if c.form == "value" and len(c.evidence) == 1
+    }
+    assert shown["LOCATED_AT"] == (1.0, 0.0)
+    assert shown["SERVICED_BY"][0] < 1.0
+    assert shown["SERVICED_BY"][1] == 1.0 - shown["SERVICED_BY"][0]
 
 
 def test_a_value_is_a_quantity_a_name_or_a_word() -> None:

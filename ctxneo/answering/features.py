@@ -24,7 +24,7 @@ from ctxneo.answering.readings import Candidate, Hop, Shape
 from ctxneo.answering.values import has_shape, only_a_measure, person_like
 from ctxneo.meaning import Meaning
 from ctxneo.model import Fact
-from ctxneo.text import is_identifier, said_stems
+from ctxneo.text import is_identifier, name_stems, said_stems
 
 CANDIDATE_FORMS = ("value", "count", "none", "earlier", "speaker", "yesno")
 WH = ("who", "whom", "whose", "what", "which", "where", "when", "how", "howmany", "howmuch")
@@ -131,6 +131,8 @@ FEATURES: tuple[str, ...] = (
     "said_none",
     "said_rel",
     "said_rel_gap",
+    "said_all",
+    "said_all_gap",
 )
 INDEX = {name: i for i, name in enumerate(FEATURES)}
 _VALUE_INDEX = tuple(INDEX[name] for name in _VALUE_FEATURES)
@@ -227,6 +229,7 @@ class Featurizer:
         self._values: dict[str, tuple[float, ...]] = {}
         self._through: dict[int, set[str]] = {}
         self._said: dict[tuple[int, ...], frozenset[str]] = {}
+        self._shown: dict[tuple[int, ...], frozenset[str]] = {}
         # Per name and per hop: what many readings of one question share.
         self._like: dict[str, float] = {}
         self._hop: dict[tuple[str, frozenset[int]], tuple[float, ...]] = {}
@@ -351,10 +354,25 @@ class Featurizer:
             said = self._said[key] = frozenset(
                 st for x in evidence if x.text for st in said_stems(x.text)
             )
+        words = self.ctx.q.words
+        # Every content word of the question outside the anchor's name, found in what the
+        # evidence shows or was said in (its names, relations and stated words).
+        rest = [t for t in words if not t.stop and t.pos not in excluded]
+        if rest:
+            shown = self._shown.get(key)
+            if shown is None:
+                shown = self._shown[key] = said | {
+                    st
+                    for x in evidence
+                    for n in (x.subject, x.predicate, x.object)
+                    for st in name_stems(n)
+                }
+            f[INDEX["said_all"]] = sum(1 for t in rest if t.stem in shown) / len(rest)
+        else:
+            f[INDEX["said_all"]] = 1.0
         if not said:
             f[INDEX["said_none"]] = 1.0
             return
-        words = self.ctx.q.words
         relation = [
             words[p] for p in self.ctx.matcher.positions if p not in excluded and not words[p].stop
         ]
@@ -574,6 +592,8 @@ def compare(rows: Sequence[list[float]], candidates: Sequence[Candidate]) -> Non
     best_last = max(last)
     said = [r[INDEX["said_rel"]] for r in rows]
     best_said = max(said)
+    said_all = [r[INDEX["said_all"]] for r in rows]
+    best_all = max(said_all)
     for i, r in enumerate(rows):
         c = candidates[i]
         r[INDEX["newest"]] = newest[i] / top
@@ -584,3 +604,4 @@ def compare(rows: Sequence[list[float]], candidates: Sequence[Candidate]) -> Non
         )
         r[INDEX["rel_last_gap"]] = best_last - last[i]
         r[INDEX["said_rel_gap"]] = best_said - said[i]
+        r[INDEX["said_all_gap"]] = best_all - said_all[i]
