@@ -532,6 +532,19 @@ def metaqa_groups(
 # Chosen by out-of-fold top-1 over the corpus's domain folds (each fold ranked by a
 # ranker fitted on the others): 200 trees of 24 leaves 78.6%, these 80.4%.
 TREES = 600
+RANKER_PARAMS: dict[str, object] = {
+    "objective": "lambdarank",
+    "metric": "ndcg",
+    "ndcg_eval_at": [1],
+    "learning_rate": 0.03,
+    "num_leaves": 31,
+    "max_depth": 8,
+    "min_data_in_leaf": 20,
+    "feature_fraction": 0.9,
+    "bagging_fraction": 0.9,
+    "bagging_freq": 1,
+    "lambdarank_truncation_level": 20,
+}
 
 
 def fit_ranker(everything: Sequence[Asked], quiet: bool = False) -> Trees:
@@ -551,17 +564,7 @@ def fit_ranker(everything: Sequence[Asked], quiet: bool = False) -> Trees:
         free_raw_data=False,
     )
     params = {
-        "objective": "lambdarank",
-        "metric": "ndcg",
-        "ndcg_eval_at": [1],
-        "learning_rate": 0.03,
-        "num_leaves": 31,
-        "max_depth": 8,
-        "min_data_in_leaf": 20,
-        "feature_fraction": 0.9,
-        "bagging_fraction": 0.9,
-        "bagging_freq": 1,
-        "lambdarank_truncation_level": 20,
+        **RANKER_PARAMS,
         "seed": SEED,
         "deterministic": True,
         "force_row_wise": True,
@@ -655,7 +658,7 @@ def out_of_fold_inputs(folds: Sequence[Sequence[Asked]], extra: Sequence[Asked] 
 #: 7,529 and 5,986 / 6,828 / 7,513 against 5,924 / 6,782 / 7,451 and 5,943 / 6,740 / 7,486
 #: (600 trees at half the rate: .9302 / .9302, 6,032 / 6,821 / 7,478 and 5,966 / 6,848 /
 #: 7,530; 100 rows a leaf and an L2 penalty of 5, seed 1: .9294, 5,968 / 6,755 / 7,522).
-ANSWERING_PARAMS = {
+ANSWERING_PARAMS: dict[str, object] = {
     "objective": "binary",
     "learning_rate": 0.0125,
     "num_leaves": 31,

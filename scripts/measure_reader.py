@@ -4,6 +4,8 @@
     python scripts/measure_reader.py                  # train/, 5 domain folds, seed 1
     python scripts/measure_reader.py --seeds 1 2 3    # the mean of three model seeds
     python scripts/measure_reader.py --extra NEW/     # what more training data is worth
+    python scripts/measure_reader.py --cache C.pkl --set answering.trees=600 \
+        --set answering.learning_rate=0.025            # another fit of the same readings
 
 How a change to the reader (a feature, a rule, a candidate) is chosen: every question of
 a fold of domains is read by parts (forms, linker, association) fitted on the other
@@ -35,6 +37,7 @@ nothing here ships.
 from __future__ import annotations
 
 import argparse
+import json
 import pickle
 import sys
 import time
@@ -135,6 +138,31 @@ def read(
     return folds, metaqa
 
 
+def override(settings: Sequence[str]) -> None:
+    """Apply ``--set`` choices to the build's fits: ``ranker.trees``, ``answering.trees``,
+    or any LightGBM parameter as ``ranker.NAME`` / ``answering.NAME`` (a JSON value)."""
+    for setting in settings:
+        key, sep, raw = setting.partition("=")
+        part, dot, name = key.partition(".")
+        if not sep or not dot or part not in ("ranker", "answering"):
+            raise SystemExit(
+                f"--set {setting!r}: expected ranker.NAME=VALUE or answering.NAME=VALUE"
+            )
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        if name == "trees":
+            setattr(build, "TREES" if part == "ranker" else "ANSWERING_TREES", int(value))
+        else:
+            (build.RANKER_PARAMS if part == "ranker" else build.ANSWERING_PARAMS)[name] = value
+    if settings:
+        build.say(
+            f"ranker: {build.TREES} trees, {build.RANKER_PARAMS}; "
+            f"answering: {build.ANSWERING_TREES} trees, {build.ANSWERING_PARAMS}"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--train", nargs="+", default=[str(build.ROOT / "train")])
@@ -170,7 +198,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also write each seed's out-of-fold answering probabilities, labels, twin marks "
         "and kinds to DUMP.seedN.npz (to study the answering threshold)",
     )
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PART.NAME=VALUE",
+        help="fit the ranker or the answering model otherwise than the build does "
+        "(ranker.trees=1200, answering.learning_rate=0.025; the cache stays valid)",
+    )
     args = ap.parse_args(argv)
+    override(args.set)
     started = time.monotonic()
     cache = Path(args.cache) if args.cache else None
     if cache is not None and cache.exists():
