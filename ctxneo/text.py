@@ -302,6 +302,11 @@ def name_stems(name: str) -> tuple[str, ...]:
     return tuple(itertools.chain.from_iterable(map(_word_stems, raws)))
 
 
+def stems_of(*names: str) -> set[str]:
+    """The stems of every word of ``names`` (a fact's subject, relation and object)."""
+    return {st for name in names for st in name_stems(name)}
+
+
 def index_keys(name: str) -> frozenset[str]:
     """The keys an entity is found under in a store's token index."""
     return frozenset(name_stems(name))

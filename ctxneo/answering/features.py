@@ -24,7 +24,7 @@ from ctxneo.answering.readings import Candidate, Hop, Shape
 from ctxneo.answering.values import has_shape, only_a_measure, person_like
 from ctxneo.meaning import Meaning
 from ctxneo.model import Fact
-from ctxneo.text import is_identifier, name_stems, said_stems
+from ctxneo.text import is_identifier, said_stems, stems_of
 
 CANDIDATE_FORMS = ("value", "count", "none", "earlier", "speaker", "yesno")
 WH = ("who", "whom", "whose", "what", "which", "where", "when", "how", "howmany", "howmuch")
@@ -361,12 +361,9 @@ class Featurizer:
         if rest:
             shown = self._shown.get(key)
             if shown is None:
-                shown = self._shown[key] = said | {
-                    st
-                    for x in evidence
-                    for n in (x.subject, x.predicate, x.object)
-                    for st in name_stems(n)
-                }
+                shown = self._shown[key] = said.union(
+                    *(stems_of(x.subject, x.predicate, x.object) for x in evidence)
+                )
             f[INDEX["said_all"]] = sum(1 for t in rest if t.stem in shown) / len(rest)
         else:
             f[INDEX["said_all"]] = 1.0

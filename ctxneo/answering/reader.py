@@ -50,7 +50,7 @@ from ctxneo.answering.readings import (
 from ctxneo.meaning import Meaning, WordVectors
 from ctxneo.model import UNKNOWN, Answer, Fact, Reading, Trace
 from ctxneo.stores.base import Store, VocabularyMoved
-from ctxneo.text import name_stems, said_stems
+from ctxneo.text import name_stems, said_stems, stems_of
 from ctxneo.tokens import estimate_tokens
 
 #: What a false answer costs against an UNKNOWN: an agent acts on what memory says, so a
@@ -406,15 +406,14 @@ class Reader:
             st
             for reading in shown
             for f in reading.evidence
-            for name in (f.subject, f.predicate, f.object)
-            for st in name_stems(name)
+            for st in stems_of(f.subject, f.predicate, f.object)
         }
         sent = {f.seq for reading in shown for f in reading.evidence}
         pool = {f.seq: f for f in facts if f.seq not in sent}
         best_nodes = {e for f in shown[0].evidence for e in (f.subject, f.object)}
 
         def says(f: Fact) -> int:
-            words = {*name_stems(f.subject), *name_stems(f.predicate), *name_stems(f.object)}
+            words = stems_of(f.subject, f.predicate, f.object)
             if f.text:
                 words.update(said_stems(f.text))
             return len((words & asked) - shown_stems)
