@@ -16,6 +16,7 @@ from ctxneo.answering import DEFAULT_MIN_CONFIDENCE
 from ctxneo.answering.features import kind_of
 from ctxneo.answering.forms import KINDS, KindModel
 from ctxneo.answering.learned import ReaderModel
+from ctxneo.answering.linking import says_a_look_alike
 from ctxneo.answering.question import read_question
 from ctxneo.answering.reader import Reader, answer_inputs
 from ctxneo.answering.readings import said
@@ -239,6 +240,17 @@ def test_a_look_alike_of_the_name_asked_about_is_never_read_as_it(memory: Memory
     assert best(memory, "which dig is the 12 crew on?").values == ("DIG-09",)
     assert best(memory, "crew 120 - which dig?").values == ("DIG-19",)
     assert best(memory, "where's the box 44 kept").values == ("Stack_Room_B",)
+
+
+def test_a_value_said_with_another_mark_is_a_look_alike_of_it() -> None:
+    # What keeps a yes/no question from hearing the current value in other words when it
+    # states the value's own words with another mark: a look-alike, so the verdict is no.
+    words = read_question("Would I find box 44 in stack room A?").words
+    assert says_a_look_alike(words, "Stack_Room_B")
+    assert not says_a_look_alike(words, "Stack_Room_A")
+    assert not says_a_look_alike(words, "Shelf 9") and not says_a_look_alike(words, "basement")
+    assert says_a_look_alike(read_question("is it with crew 12?").words, "Crew_120")
+    assert not says_a_look_alike(read_question("is it with crew 012?").words, "Crew_12")
 
 
 def test_an_identifier_written_whole_names_no_look_alike_that_shares_its_prefix(

@@ -284,6 +284,22 @@ def _other_mark(
     return False
 
 
+def says_a_look_alike(words: Sequence[Token], name: str) -> bool:
+    """Whether the question says a name's own words with another mark right beside them
+    ("in stack room A" of ``Stack_Room_B``, "crew 12" of ``Crew_120``): it says a
+    look-alike of that name, not the name, as :func:`_other_mark` keeps linking from
+    reading one as the other. (For a value a question states in words, which no anchor
+    names.)"""
+    parts = name_stems(name)
+    marks = [s for s in parts if _mark(s)]
+    if not marks:
+        return False
+    own = {s for s in parts if not _mark(s)}
+    named = frozenset(t.pos for t in words if not t.stop and t.stem in own)
+    matched = [m for m in marks if any(_same_mark(t.word, m) for t in words)]
+    return _other_mark(words, named, marks, matched)
+
+
 #: Two words at least this alike in meaning are of one kind (two given names, two
 #: compass points, two weekdays: "james"/"sarah" 0.44, "north"/"south" 0.69), where a
 #: word and one of another kind are not ("car"/"sarah" 0.05, "run"/"depot" -0.06).

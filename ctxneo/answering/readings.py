@@ -39,7 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ctxneo.answering.linking import LINK_FEATURES, Anchor, relation_words
+from ctxneo.answering.linking import LINK_FEATURES, Anchor, relation_words, says_a_look_alike
 from ctxneo.answering.match import STATE_WORDS, Matcher
 from ctxneo.model import Fact, render_values
 from ctxneo.stores.base import DescribedAsk, Store, Vocabulary
@@ -957,7 +957,12 @@ def _stated_verdicts(
         ]
     shown, answer = _no(hop, now)
     out = [Candidate("yesno", "no", s, shown, tuple(now), answer, slot=tuple(slot), stated=True)]
-    if _states_in_words(walker):
+    # The current value said in other words, unless the question says the value's own
+    # words with another mark: then it states a look-alike of the value ("is box 44 in
+    # stack room A?" of Stack_Room_B), and the verdict is no.
+    if _states_in_words(walker) and not any(
+        says_a_look_alike(walker.matcher.q.words, v) for v in shown
+    ):
         out.append(
             Candidate(
                 "yesno",
