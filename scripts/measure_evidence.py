@@ -8,7 +8,8 @@ at how many tokens, beside the raw dump's.
 
 How the facts sent beside several readings were chosen (``Reader._around``): each
 design's recall@3 and tokens@3 on the two samples above, against the design before
-(run with ``PYTHONPATH`` set to a checkout of it). Keys are
+(run with ``PYTHONPATH`` set to a checkout of it); the facts added beside an UNKNOWN
+(``AROUND_UNSURE``) on all of it too. Keys are
 read to grade, as in the benchmark; answers are not changed by what is sent.
 """
 

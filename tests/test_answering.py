@@ -18,7 +18,7 @@ from ctxneo.answering.forms import KINDS, KindModel
 from ctxneo.answering.learned import ReaderModel
 from ctxneo.answering.linking import says_a_look_alike
 from ctxneo.answering.question import read_question
-from ctxneo.answering.reader import Reader, answer_inputs
+from ctxneo.answering.reader import AROUND_UNSURE, Reader, answer_inputs
 from ctxneo.answering.readings import said
 from ctxneo.memory import Memory
 from ctxneo.model import UNKNOWN, Answer, NewFact, render_values
@@ -576,6 +576,32 @@ def test_several_readings_send_facts_that_say_the_questions_words_not_every_fact
     # the newest facts of a named entity are not what an LLM needs to check an answer.
     evidence = {(f.subject, f.predicate, f.object) for r in answer.readings for f in r.evidence}
     assert sent - evidence <= {("Salt Flats", "RELEASE_STATUS", "delayed")}
+
+
+def test_an_unsure_answer_sends_more_of_the_entities_current_facts(memory: Memory) -> None:
+    # UNKNOWN leaves the LLM to decide from the context alone: then the current facts of the
+    # entities around the readings are sent too (a few), not only those that say its words.
+    memory.remember("Salt Flats", "DIRECTED_BY", "Ines Varga")
+    question = "Who directed Salt Flats?"
+    few = memory.ask(question, k=3, min_confidence=1.0)
+    assert few.answer == UNKNOWN  # (no confidence reaches the threshold asked)
+    # A memory of one fact about it has nothing more to send.
+    assert {f.seq for f in few.context_facts} <= {f.seq for r in few.readings for f in r.evidence}
+    others = [("EDITOR", "Rosa Lind"), ("COMPOSER", "Jon Hale"), ("RUNTIME", "118 min")]
+    others += [("RATING", "PG-13"), ("STUDIO", "Northlight"), ("BUDGET", "$4m")]
+    for predicate, value in others:
+        memory.remember("Salt Flats", predicate, value)
+    memory.remember("Salt Flats", "STUDIO", "Eastgate")  # (the old studio is history)
+    sure = memory.ask(question, k=3, min_confidence=0.0)
+    unsure = memory.ask(question, k=3, min_confidence=1.0)
+    assert unsure.answer == UNKNOWN and sure.values == ("Ines Varga",)
+    told = {f.seq for f in sure.context_facts}
+    extra = [f for f in unsure.context_facts if f.seq not in told]
+    assert 0 < len(extra) <= AROUND_UNSURE
+    assert all(f.valid_to is None and f.subject == "Salt Flats" for f in extra)
+    sent = {(f.subject, f.predicate, f.object) for f in unsure.context_facts}
+    assert ("Salt Flats", "STUDIO", "Eastgate") in sent  # the newest current facts first
+    assert all(f.line() in unsure.context for f in unsure.context_facts)
 
 
 def test_a_clause_before_the_question_is_not_the_question() -> None:

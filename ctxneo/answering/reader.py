@@ -78,6 +78,14 @@ AROUND_NAMED = 3
 AROUND_ENTITIES = 7
 AROUND_FACTS = 6
 AROUND_PAST = 3
+#: When no reading is sure enough to answer, the LLM decides from the context alone, and
+#: what it lacks is most often a fact of these entities beside the readings' paths, current
+#: or past (on train/, scripts/measure_evidence.py): then at most AROUND_UNSURE more of
+#: their facts (in the same order: current before past), and no more than one for every
+#: AROUND_UNSURE_SHARE facts read around them (an entity of few facts is told in few; a
+#: busy one in a long log needs more).
+AROUND_UNSURE = 5
+AROUND_UNSURE_SHARE = 4
 MARGIN_CAP = 5.0
 
 
@@ -314,8 +322,9 @@ class Reader:
         r = self.read(text, speaker=speaker, as_of=as_of, topic=topic)
         best = self._distinct(r, k)
         shown = [self._reading(r, i) for i in best]
-        around = self._around(r, as_of, shown) if k > 1 else ()
         top = shown[0] if shown else None
+        unsure = top is None or top.confidence < threshold
+        around = self._around(r, as_of, shown, unsure=unsure) if k > 1 else ()
         if top is not None and top.confidence >= threshold:
             c = r.ranked[best[0]]
             context, sent = compose_context(text, shown, max_tokens, around)
@@ -371,7 +380,9 @@ class Reader:
         c = r.ranked[i]
         return Reading(c.answer, c.values, c.evidence, self.confidence(r, i), c.name)
 
-    def _around(self, r: Read, as_of: int | None, shown: Sequence[Reading]) -> tuple[Fact, ...]:
+    def _around(
+        self, r: Read, as_of: int | None, shown: Sequence[Reading], *, unsure: bool = False
+    ) -> tuple[Fact, ...]:
         """What an LLM given several readings may still need when none is the right one,
         or to check the one that is: the facts that say why the question is about these
         entities, and what the best reading's slots held before.
@@ -383,7 +394,9 @@ class Reader:
         current and past, and those that say a word of the question which the context
         does not show yet (in their names, relation or the words they were stated in) come
         first, the most such words first; then the best reading's slots' other facts,
-        newest first (a list asked "now" is told by what left it)."""
+        newest first (a list asked "now" is told by what left it). When ``unsure`` (no
+        reading is sure enough to answer, and the answer is UNKNOWN), some more of the
+        entities' facts, in the same order (see :data:`AROUND_UNSURE`)."""
         if not shown:
             return ()
         named = list(dict.fromkeys(a.entity for a in r.anchors if a.p >= 0.5))[:AROUND_NAMED]
@@ -434,7 +447,12 @@ class Reader:
             (f for f in pool.values() if (f.subject, f.predicate) in slots and f.seq not in taken),
             key=lambda f: -f.seq,
         )
-        return (*out, *past[:AROUND_PAST])
+        out += past[:AROUND_PAST]
+        if unsure:
+            taken = {f.seq for f in out}
+            share = min(AROUND_UNSURE, len(pool) // AROUND_UNSURE_SHARE)
+            out += [f for _, f in telling if f.seq not in taken][:share]
+        return tuple(out)
 
     def _why_unknown(
         self, r: Read, top: Reading | None, threshold: float, as_of: int | None
