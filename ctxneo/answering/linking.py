@@ -290,14 +290,20 @@ def says_a_look_alike(words: Sequence[Token], name: str) -> bool:
     look-alike of that name, not the name, as :func:`_other_mark` keeps linking from
     reading one as the other. (For a value a question states in words, which no anchor
     names.)"""
+    return bool(look_alike_positions(words, name))
+
+
+def look_alike_positions(words: Sequence[Token], name: str) -> frozenset[int]:
+    """Where the question says a name's own words, when it says them with another mark
+    (see :func:`says_a_look_alike`); empty when it does not."""
     parts = name_stems(name)
     marks = [s for s in parts if _mark(s)]
     if not marks:
-        return False
+        return frozenset()
     own = {s for s in parts if not _mark(s)}
     named = frozenset(t.pos for t in words if not t.stop and t.stem in own)
     matched = [m for m in marks if any(_same_mark(t.word, m) for t in words)]
-    return _other_mark(words, named, marks, matched)
+    return named if _other_mark(words, named, marks, matched) else frozenset()
 
 
 #: Two words at least this alike in meaning are of one kind (two given names, two

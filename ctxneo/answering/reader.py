@@ -31,7 +31,14 @@ from ctxneo.answering.entities import cover
 from ctxneo.answering.forms import FORMS
 from ctxneo.answering.learned import ReaderModel
 from ctxneo.answering.lexicon import Lexicon
-from ctxneo.answering.linking import LINK_FEATURES, Anchor, candidates, first_person, relation_words
+from ctxneo.answering.linking import (
+    LINK_FEATURES,
+    Anchor,
+    candidates,
+    first_person,
+    look_alike_positions,
+    relation_words,
+)
 from ctxneo.answering.match import STATE_WORDS, Matcher
 from ctxneo.answering.question import Question, lookup_keys, read_question
 from ctxneo.answering.readings import (
@@ -272,7 +279,10 @@ class Reader:
         featurizer = feats.Featurizer(ctx)
         rows = [featurizer.row(c) for c in found]
         feats.compare(rows, found)
-        kept = [i for i, r in enumerate(rows) if not _needless(r)]
+        alike = _LookAlikes(q, anchors)
+        kept = [
+            i for i, r in enumerate(rows) if not _needless(r) and not alike.passes_one(found[i])
+        ]
         found, rows = [found[i] for i in kept], [rows[i] for i in kept]
         if found:
             scores = (
@@ -567,6 +577,40 @@ def _needless(row: Sequence[float]) -> bool:
         max(row[i[f"lex_{h}"]], row[i[f"vec_{h}"]], row[i[f"assoc_{h}"]] / 3.0) < UNNAMED
         for h in range(1, hops)
     )
+
+
+class _LookAlikes:
+    """Whether a reading passes through an entity that stands where the question names
+    another with another mark ("route 16" of ``Route 6``, "sprinter 17" of
+    ``Sprinter_7``): linking never takes a look-alike for the name said
+    (:func:`~.linking.says_a_look_alike`), and a reading that reaches one from another
+    anchor ("is gemma on route 16?" walked from Gemma to the route she drives) is about
+    another entity than the one asked, whatever it scores. Where an anchor stands on
+    those words or the mark beside them ("the films whose
+    directors also directed Scream 3", walked through Scream 4; "the flat 30419's at",
+    through Flat 3B), the look-alike is only a neighbour of it. Its values are
+    not judged here: they are what the question asks, or, for a yes/no question, what it
+    states (see :func:`~.readings.readings`)."""
+
+    def __init__(self, q: Question, anchors: Sequence[Anchor]) -> None:
+        self._words = q.words
+        self._named = frozenset(p for a in anchors for p in a.positions)
+        self._said: dict[str, bool] = {}
+
+    def passes_one(self, c: Candidate) -> bool:
+        values = set(c.values)
+        for f in c.evidence:
+            for node in (f.subject, f.object):
+                if node in values:
+                    continue
+                found = self._said.get(node)
+                if found is None:
+                    where = look_alike_positions(self._words, node)
+                    beside = {p + d for p in where for d in (-1, 0, 1)}
+                    found = self._said[node] = bool(where) and not (beside & self._named)
+                if found:
+                    return True
+        return False
 
 
 def _prior(row: Sequence[float]) -> float:
