@@ -580,17 +580,17 @@ def _needless(row: Sequence[float]) -> bool:
 
 
 class _LookAlikes:
-    """Whether a reading passes through an entity that stands where the question names
-    another with another mark ("route 16" of ``Route 6``, "sprinter 17" of
-    ``Sprinter_7``): linking never takes a look-alike for the name said
+    """Whether a reading passes through an entity that stands where the question says
+    a look-alike of its name ("route 16" of ``Route 6``, "sprinter 17" of
+    ``Sprinter_7``). Linking never takes a look-alike for the name said
     (:func:`~.linking.says_a_look_alike`), and a reading that reaches one from another
     anchor ("is gemma on route 16?" walked from Gemma to the route she drives) is about
     another entity than the one asked, whatever it scores. Where an anchor stands on
-    those words or the mark beside them ("the films whose
-    directors also directed Scream 3", walked through Scream 4; "the flat 30419's at",
-    through Flat 3B), the look-alike is only a neighbour of it. Its values are
-    not judged here: they are what the question asks, or, for a yes/no question, what it
-    states (see :func:`~.readings.readings`)."""
+    those words or on the mark beside them ("the films whose directors also directed
+    Scream 3", walked through Scream 4; "the flat 30419's at", through Flat 3B), the
+    look-alike is only a neighbour of it. A reading's values are not judged here: they
+    are what the question asks or, for a yes/no question, what it states (see
+    :func:`~.readings.readings`)."""
 
     def __init__(self, q: Question, anchors: Sequence[Anchor]) -> None:
         self._words = q.words
