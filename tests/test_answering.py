@@ -256,18 +256,18 @@ def test_a_value_said_with_another_mark_is_a_look_alike_of_it() -> None:
 def test_no_reading_passes_through_a_look_alike_of_a_name_the_question_says(
     memory: Memory,
 ) -> None:
-    # Linking never reads "route 16" as Route 6; nor may a reading that reaches Route 6 from
-    # another anchor (Gemma, who drove it) answer a question about route 16.
-    memory.remember("Route 6", "ROUTE_DRIVER", "Gemma Stokes")
-    memory.remember("Route 6", "ROUTE_DRIVER", "Paul Brennan")
-    asked = memory.ask("is gemma on route 16 now?", min_confidence=0.0)
+    # Linking never reads "line 12" as Line 2; nor may a reading that reaches Line 2 from
+    # another anchor (Priya, who led it) answer a question about line 12.
+    memory.remember("Line 2", "SHIFT_LEAD", "Priya Nair")
+    memory.remember("Line 2", "SHIFT_LEAD", "Tom Reilly")
+    asked = memory.ask("is priya on line 12 now?", min_confidence=0.0)
     assert asked.answer == UNKNOWN, asked.answer
-    assert all("Route 6" not in r.answer for r in asked.readings)
-    assert all("Route 6" not in (f.subject, f.object) for r in asked.readings for f in r.evidence)
-    assert best(memory, "is gemma on route 6 now?").answer.startswith("no: Paul Brennan")
-    # With route 16 in memory, the question is about it.
-    memory.remember("Route 16", "ROUTE_DRIVER", "Omar Haddad")
-    assert best(memory, "is gemma on route 16 now?").answer.startswith("no: Omar Haddad")
+    assert all("Line 2" not in r.answer for r in asked.readings)
+    assert all("Line 2" not in (f.subject, f.object) for r in asked.readings for f in r.evidence)
+    assert best(memory, "is priya on line 2 now?").answer.startswith("no: Tom Reilly")
+    # With line 12 in memory, the question is about it.
+    memory.remember("Line 12", "SHIFT_LEAD", "Ana Costa")
+    assert best(memory, "is priya on line 12 now?").answer.startswith("no: Ana Costa")
 
 
 def test_an_identifier_written_whole_names_no_look_alike_that_shares_its_prefix(

@@ -581,13 +581,13 @@ def _needless(row: Sequence[float]) -> bool:
 
 class _LookAlikes:
     """Whether a reading passes through an entity that stands where the question says
-    a look-alike of its name ("route 16" of ``Route 6``, "sprinter 17" of
-    ``Sprinter_7``). Linking never takes a look-alike for the name said
+    a look-alike of its name ("line 12" of ``Line 2``, "crane 14" of ``Crane_4``).
+    Linking never takes a look-alike for the name said
     (:func:`~.linking.says_a_look_alike`), and a reading that reaches one from another
-    anchor ("is gemma on route 16?" walked from Gemma to the route she drives) is about
+    anchor ("is priya on line 12?" walked from Priya to the line she leads) is about
     another entity than the one asked, whatever it scores. Where an anchor stands on
     those words or on the mark beside them ("the films whose directors also directed
-    Scream 3", walked through Scream 4; "the flat 30419's at", through Flat 3B), the
+    Scream 3", walked through Scream 4; "the bay pallet 7731's in", through Bay 4B), the
     look-alike is only a neighbour of it. A reading's values are not judged here: they
     are what the question asks or, for a yes/no question, what it states (see
     :func:`~.readings.readings`)."""
