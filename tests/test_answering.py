@@ -270,6 +270,31 @@ def test_no_reading_passes_through_a_look_alike_of_a_name_the_question_says(
     assert best(memory, "is priya on line 12 now?").answer.startswith("no: Ana Costa")
 
 
+def test_a_look_alike_is_a_neighbour_only_of_a_reading_through_the_name_said(
+    memory: Memory,
+) -> None:
+    # Pallet 205 is in memory and stands on the words "pallet 205", but has no picker: a
+    # reading walked from the cold room through Pallet 25 to its picker's lead is about
+    # pallet 25, not the pallet asked about, however well its relations are named.
+    memory.remember_many(
+        [
+            ("Pallet_25", "STORED_IN", "Cold Room"),
+            ("Pallet_205", "STORED_IN", "Cold Room"),
+            ("Pallet_25", "PICKED_BY", "Crew_B"),
+            ("Crew_B", "LEAD", "Nadia Fenwick"),
+        ]
+    )
+    question = "who leads the crew picking pallet 205 in the cold room?"
+    asked = memory.ask(question, min_confidence=0.0, k=10)
+    for r in asked.readings:
+        met = {n for f in r.evidence for n in (f.subject, f.object)}
+        assert "Pallet_25" not in met - set(r.values) or "Pallet_205" in met, r
+    assert memory.ask(question).answer == UNKNOWN
+    # Once pallet 205 has a picker of its own, that is the answer.
+    memory.remember_many([("Pallet_205", "PICKED_BY", "Crew_A"), ("Crew_A", "LEAD", "Omar Haddad")])
+    assert best(memory, question).values == ("Omar Haddad",)
+
+
 def test_an_identifier_written_whole_names_no_look_alike_that_shares_its_prefix(
     memory: Memory,
 ) -> None:

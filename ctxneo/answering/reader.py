@@ -585,35 +585,43 @@ class _LookAlikes:
     Linking never takes a look-alike for the name said
     (:func:`~.linking.says_a_look_alike`), and a reading that reaches one from another
     anchor ("is priya on line 12?" walked from Priya to the line she leads) is about
-    another entity than the one asked, whatever it scores. Where an anchor stands on
-    those words or on the mark beside them ("the films whose directors also directed
-    Scream 3", walked through Scream 4; "the bay pallet 7731's in", through Bay 4B), the
-    look-alike is only a neighbour of it. A reading's values are not judged here: they
-    are what the question asks or, for a yes/no question, what it states (see
-    :func:`~.readings.readings`)."""
+    another entity than the one asked, whatever it scores. Where the reading also passes
+    through an anchor that stands on those words or on the mark beside them ("the films
+    whose directors also directed Scream 3", walked from Scream 3 through Scream 4; "the
+    bay pallet 7731's in", from the pallet to Bay 4B), the look-alike is only a neighbour
+    of what was asked; an anchor there that the reading never meets ("who leads the gang
+    on plot 117?" walked from the plot's site through plot 17) leaves it about another
+    entity. A reading's values are not judged here: they are what the question asks or,
+    for a yes/no question, what it states (see :func:`~.readings.readings`)."""
 
     def __init__(self, q: Question, anchors: Sequence[Anchor]) -> None:
         self._words = q.words
-        self._named = frozenset(p for a in anchors for p in a.positions)
+        self._at: dict[int, set[str]] = {}
+        for a in anchors:
+            for p in a.positions:
+                self._at.setdefault(p, set()).add(a.entity)
         self._stems = frozenset(t.stem for t in q.words if not t.stop)
         self._seen: set[str] = set()
-        self._alike: set[str] = set()
+        #: Each look-alike met, with the anchors standing on or beside its words.
+        self._alike: dict[str, frozenset[str]] = {}
 
     def passes_one(self, c: Candidate) -> bool:
         # (as sets: a list's evidence holds hundreds of facts, most met by earlier readings)
-        nodes = {f.subject for f in c.evidence}
-        nodes.update(f.object for f in c.evidence)
-        nodes.difference_update(c.values)
+        met = {f.subject for f in c.evidence}
+        met.update(f.object for f in c.evidence)
+        nodes = met.difference(c.values)
         new = nodes - self._seen
         for node in new:
             if self._stems.isdisjoint(name_stems(node)):
                 continue  # (a name the question says no word of is no look-alike of it)
             where = look_alike_positions(self._words, node)
-            beside = {p + d for p in where for d in (-1, 0, 1)}
-            if where and not beside & self._named:
-                self._alike.add(node)
+            if where:
+                beside = {p + d for p in where for d in (-1, 0, 1)}
+                self._alike[node] = frozenset(
+                    e for p in beside for e in self._at.get(p, ()) if e != node
+                )
         self._seen |= new
-        return not self._alike.isdisjoint(nodes)
+        return any(node in self._alike and self._alike[node].isdisjoint(met) for node in nodes)
 
 
 def _prior(row: Sequence[float]) -> float:
