@@ -621,7 +621,7 @@ class _LookAlikes:
                     e for p in beside for e in self._at.get(p, ()) if e != node
                 )
         self._seen |= new
-        return any(node in self._alike and self._alike[node].isdisjoint(met) for node in nodes)
+        return any(self._alike[node].isdisjoint(met) for node in self._alike.keys() & nodes)
 
 
 def _prior(row: Sequence[float]) -> float:
