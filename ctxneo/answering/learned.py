@@ -79,9 +79,10 @@ class Trees:
         ).ravel()
         left = np.concatenate([node(self.left), own], 1).ravel()
         right = np.concatenate([node(self.right), own], 1).ravel()
-        # Both children of node g side by side (2g left, 2g + 1 right): one step is then
-        # one gather of the child, not two and a choice between them.
-        self._children = np.stack([left, right], 1).ravel().astype(np.intp)
+        # Both children of node g side by side (2g right, 2g + 1 left): one step is then
+        # one gather of the child at 2g + (x <= threshold), not two and a choice between
+        # them, nor a subtraction.
+        self._children = np.stack([right, left], 1).ravel().astype(np.intp)
         self._feature = self._feature.astype(np.intp)
         self._value = np.concatenate([np.zeros((trees, width)), self.leaf], 1).ravel()
         self._roots = (np.arange(trees, dtype=np.intp) * size)[None, :]
@@ -108,11 +109,22 @@ class Trees:
         at = (np.arange(n, dtype=np.intp) * width)[:, None]
         g = np.repeat(self._roots, n, axis=0)
         children, feature, threshold = self._children, self._feature, self._threshold
+        # Each step writes into the same few arrays with ``take`` (faster than indexing
+        # with ``[]``): a new array per operation was a third of the time. (``clip``: the
+        # indices are always in range, and ``take`` buffers ``out`` in its default mode.)
+        index = np.empty_like(g)
+        x = np.empty(g.shape)
+        limit = np.empty(g.shape)
         for _ in range(self._steps):
-            x = flat[at + feature[g]]
+            np.take(feature, g, out=index, mode="clip")
+            index += at
+            np.take(flat, index, out=x, mode="clip")
+            np.take(threshold, g, out=limit, mode="clip")
+            np.add(g, g, out=index)
             # left when x <= threshold (a NaN goes right, as it did)
-            g = children[2 * g + 1 - (x <= threshold[g])]
-        return self._value[g].sum(axis=1)
+            index += x <= limit
+            np.take(children, index, out=g, mode="clip")
+        return self._value.take(g).sum(axis=1)
 
     @staticmethod
     def from_lightgbm(dump: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
