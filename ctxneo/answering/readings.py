@@ -35,8 +35,10 @@ only through the predicates the question names.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter, eq, itemgetter
 from typing import NamedTuple
 
 from ctxneo.answering.linking import LINK_FEATURES, Anchor, relation_words, says_a_look_alike
@@ -205,19 +207,8 @@ def _step(fact: Fact, at: str) -> list[tuple[Hop, str]]:
     return out
 
 
-def _steps(facts: Iterable[Fact], at: str) -> list[tuple[int, Hop, str, Fact]]:
-    """Every (seq, hop, next node, fact) the facts offer from ``at``, as :func:`_step`
-    gives them, in one loop (the walk's most repeated work on a hub)."""
-    out = []
-    forward, backward = _FORWARD, _BACKWARD
-    for f in facts:
-        if f.subject == at:
-            hop = forward.get(f.predicate) or _hop(f.predicate, True)
-            out.append((f.seq, hop, f.object, f))
-        if f.object == at:
-            hop = backward.get(f.predicate) or _hop(f.predicate, False)
-            out.append((f.seq, hop, f.subject, f))
-    return out
+#: One step a walk may take: (the fact's number, the hop, the node it reaches, the fact).
+Step = tuple[int, Hop, str, Fact]
 
 
 Slot = tuple[str, Hop]  # (the node a hop starts from, the hop)
@@ -482,12 +473,10 @@ class Walker:
         )
         # The named relations of the ends not read whole: the ends of big shapes, and
         # ends whose facts filled the first read (a hub met through a small shape).
-        counts: dict[str, int] = {}
-        for f in facts:
-            counts[f.subject] = counts.get(f.subject, 0) + 1
-            if f.object != f.subject:
-                counts[f.object] = counts.get(f.object, 0) + 1
-        whole = {e for e in few if counts.get(e, 0) < LATER_HOP_LIMIT} if facts else set()
+        whole: set[str] = set()
+        if facts:
+            counts = _touching(facts)
+            whole = {e for e in few if counts[e] < LATER_HOP_LIMIT}
         rest = [e for e in frontier if e not in whole]
         if rest:
             read = {f.seq for f in facts}
@@ -498,16 +487,12 @@ class Walker:
                 )
                 if f.seq not in read
             ]
-        # (only the ends the walk goes on from are looked up: the facts' other ends are
-        # most of them, and are not indexed)
-        by_entity = _by_entity(facts, {e for s in chosen for e in s.ends})
-        for found in by_entity.values():
-            if len(found) > 1:
-                found.sort(key=_seq)
+        # The steps each end offers, made once per end (ends recur across walks and
+        # shapes). (Only the ends the walk goes on from are looked up: the facts' other
+        # ends are most of them, and are not indexed.)
+        offered = _offered(facts, {e for s in chosen for e in s.ends})
         grown: dict[tuple[str, tuple[Hop, ...]], Shape] = {}
         budget = STEP_BUDGET
-        # The steps each end offers, made once per end (ends recur across walks and shapes).
-        offered: dict[str, list[tuple[int, Hop, str, Fact]]] = {}
         shapes = self.shapes
         for s in chosen:
             start = s.anchor.entity
@@ -515,8 +500,6 @@ class Walker:
             for path, end in zip(s.paths, s.ends, strict=True):
                 steps = offered.get(end)
                 if steps is None:
-                    steps = offered[end] = _steps(by_entity.get(end, ()), end)
-                if not steps:
                     continue
                 # (what Shape.nodes gives, for one path)
                 passed = {start}
@@ -633,8 +616,9 @@ def described_ahead(
     return DescribedAsk(tuple(sorted(wanted)), DESCRIBED_SUBJECTS, as_of, DESCRIBED_FACTS)
 
 
-def _seq(f: Fact) -> int:
-    return f.seq
+_subject = attrgetter("subject")
+_object = attrgetter("object")
+_first = itemgetter(0)
 
 
 def _distinct(facts: Iterable[Fact]) -> tuple[Fact, ...]:
@@ -647,6 +631,47 @@ def _distinct(facts: Iterable[Fact]) -> tuple[Fact, ...]:
             seen.add(f.seq)
             out.append(f)
     return tuple(out)
+
+
+def _touching(facts: Sequence[Fact]) -> Counter[str]:
+    """How many of ``facts`` touch each entity (a self-loop once). (Counted in C: a
+    further hop's read holds a thousand facts on a hub, and a loop over them in Python
+    was a tenth of the hop.)"""
+    counts = Counter(map(_subject, facts))
+    counts.update(map(_object, facts))
+    if any(map(eq, map(_subject, facts), map(_object, facts))):
+        counts.subtract(f.object for f in facts if f.object == f.subject)
+    return counts
+
+
+def _offered(facts: Iterable[Fact], wanted: set[str]) -> dict[str, list[Step]]:
+    """The steps the facts offer from each of ``wanted``, oldest fact first: forward to
+    the object of a fact it is the subject of, back to the subject of one it is the object
+    of (a self-loop both, forward first). Made in one pass over the facts (of distinct
+    numbers), the walk's most repeated work on a hub; an entity offered no step is left
+    out."""
+    out: dict[str, list[Step]] = {}
+    forward, backward = _FORWARD, _BACKWARD
+    for f in facts:
+        subject, obj = f.subject, f.object
+        if subject in wanted:
+            step = (f.seq, forward.get(f.predicate) or _hop(f.predicate, True), obj, f)
+            found = out.get(subject)
+            if found is None:
+                out[subject] = [step]
+            else:
+                found.append(step)
+        if obj in wanted:
+            step = (f.seq, backward.get(f.predicate) or _hop(f.predicate, False), subject, f)
+            found = out.get(obj)
+            if found is None:
+                out[obj] = [step]
+            else:
+                found.append(step)
+    for found in out.values():
+        if len(found) > 1:
+            found.sort(key=_first)  # (stable: a self-loop's two steps keep their order)
+    return out
 
 
 def _by_entity(facts: Iterable[Fact], wanted: set[str]) -> dict[str, list[Fact]]:
