@@ -12,9 +12,11 @@ features compare a reading with its rivals for the same question.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter
 
 from ctxneo.answering.forms import FORMS
 from ctxneo.answering.linking import LINK_FEATURES, Anchor
@@ -24,7 +26,7 @@ from ctxneo.answering.readings import Candidate, Hop, Shape
 from ctxneo.answering.values import has_shape, only_a_measure, person_like
 from ctxneo.meaning import Meaning
 from ctxneo.model import Fact
-from ctxneo.text import is_identifier, said_stems, stems_of
+from ctxneo.text import is_identifier, name_stems, said_stems
 
 CANDIDATE_FORMS = ("value", "count", "none", "earlier", "speaker", "yesno")
 WH = ("who", "whom", "whose", "what", "which", "where", "when", "how", "howmany", "howmuch")
@@ -226,16 +228,20 @@ class Featurizer:
         base[INDEX["cue_sibling"]] = float(q.sibling)
         self.base = base
         self._shapes: dict[tuple[object, ...], list[tuple[int, float]]] = {}
-        self._values: dict[str, tuple[float, ...]] = {}
         self._through: dict[int, set[str]] = {}
         self._said: dict[tuple[int, ...], frozenset[str]] = {}
-        self._shown: dict[tuple[int, ...], frozenset[str]] = {}
+        self._shown: dict[tuple[int, ...], set[str]] = {}
         # Per name and per hop: what many readings of one question share.
         self._like: dict[str, float] = {}
         self._hop: dict[tuple[str, frozenset[int]], tuple[float, ...]] = {}
         self._kinds = frozenset(ts for _, ts in ctx.type_words)
         self._alike: dict[tuple[object, ...], tuple[float, float]] = {}
         self._heads: dict[tuple[str, frozenset[int]], tuple[float, float] | None] = {}
+        self._by_values: dict[tuple[str, ...], list[tuple[int, float]]] = {}
+        self._outside_of: dict[frozenset[int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._said_all: dict[tuple[tuple[int, ...], frozenset[int]], float] = {}
+        self._fits: dict[tuple[str, ...], float] = {}
+        self._kind_sure = max(ctx.kinds) if ctx.kinds is not None else 0.0
 
     def row(self, c: Candidate) -> list[float]:
         """The feature row of one reading (see :data:`FEATURES`); rival features are
@@ -269,29 +275,23 @@ class Featurizer:
         f[INDEX["values"]] = math.log1p(len(c.values))
         f[INDEX["intersection"]] = float(c.partner is not None)
         f[INDEX["value_is_anchor"]] = float(
-            c.form != "yesno" and any(v in self.subjects for v in c.values)
+            c.form != "yesno" and not self.subjects.isdisjoint(c.values)
         )
         if c.form not in ("speaker", "none", "count") and c.values:
-            rows = [self._value(v) for v in c.values[:20]]
-            n = len(rows)
-            for i, column in zip(_VALUE_INDEX, zip(*rows, strict=True), strict=True):
-                f[i] = sum(column) / n
+            first = c.values[:20]
+            for i, v in self._valued(first):
+                f[i] = v
             if ctx.kinds is not None and c.form in _KIND_FORMS:
                 # How likely the question asks for a value of this reading's values' kind
                 # (of the forms the kind model was fitted on: a verdict's kind says nothing).
-                kinds = ctx.kinds
-                f[INDEX["kind_fit"]] = sum(kinds[kind_of(v)] for v in c.values[:20]) / min(
-                    20, len(c.values)
-                )
-                f[INDEX["kind_sure"]] = max(kinds)
-            if ctx.type_words:
-                f[INDEX["type_value"]] = max(self._likeness(v) for v in c.values[:10])
-                # The "which X" noun among the words a value's facts were said in: "the
-                # Upstream_Orders dataset" answers "what dataset".
-                kinds = self._kinds
-                f[INDEX["type_said"]] = float(
-                    any(kinds & ctx.said.get(v, frozenset()) for v in c.values[:10])
-                )
+                fit = self._fits.get(first)
+                if fit is None:
+                    kinds = ctx.kinds
+                    # (the same sum, in the same order, of the same floats)
+                    total = sum(map(kinds.__getitem__, map(kind_of, first)))
+                    fit = self._fits[first] = total / min(20, len(c.values))
+                f[INDEX["kind_fit"]] = fit
+                f[INDEX["kind_sure"]] = self._kind_sure
         if c.form == "earlier":
             f[INDEX[f"variant_{c.variant}"]] = 1.0
             # The value right after the answer is one the question names ("before it
@@ -348,33 +348,54 @@ class Featurizer:
         (what a keyword search of the transcript would find), whatever the predicates
         are named."""
         evidence = c.evidence[:MAX_SAID_FACTS]
-        key = tuple(x.seq for x in evidence)
+        key = tuple(map(_SEQ, evidence))
         said = self._said.get(key)
         if said is None:
             said = self._said[key] = frozenset(
                 st for x in evidence if x.text for st in said_stems(x.text)
             )
-        words = self.ctx.q.words
         # Every content word of the question outside the anchor's name, found in what the
         # evidence shows or was said in (its names, relations and stated words).
-        rest = [t for t in words if not t.stop and t.pos not in excluded]
+        rest, relation = self._outside(excluded)
         if rest:
-            shown = self._shown.get(key)
-            if shown is None:
-                shown = self._shown[key] = said.union(
-                    *(stems_of(x.subject, x.predicate, x.object) for x in evidence)
-                )
-            f[INDEX["said_all"]] = sum(1 for t in rest if t.stem in shown) / len(rest)
+            found = self._said_all.get((key, excluded))
+            if found is None:
+                shown = self._shown.get(key)
+                if shown is None:
+                    # (the stems of the facts' names, added straight from the cached
+                    # tuples: a set of each fact's first was a tenth of the features)
+                    shown = set(said)
+                    for x in evidence:
+                        shown.update(
+                            name_stems(x.subject), name_stems(x.predicate), name_stems(x.object)
+                        )
+                    self._shown[key] = shown
+                found = self._said_all[(key, excluded)] = sum(
+                    1 for st in rest if st in shown
+                ) / len(rest)
+            f[INDEX["said_all"]] = found
         else:
             f[INDEX["said_all"]] = 1.0
         if not said:
             f[INDEX["said_none"]] = 1.0
             return
-        relation = [
-            words[p] for p in self.ctx.matcher.positions if p not in excluded and not words[p].stop
-        ]
         if relation:
-            f[INDEX["said_rel"]] = sum(1 for t in relation if t.stem in said) / len(relation)
+            f[INDEX["said_rel"]] = sum(1 for st in relation if st in said) / len(relation)
+
+    def _outside(self, excluded: frozenset[int]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The stems of the question's content words outside ``excluded`` positions, and of
+        its relation words among them (per question and positions: readings share them)."""
+        found = self._outside_of.get(excluded)
+        if found is None:
+            words = self.ctx.q.words
+            rest = tuple(t.stem for t in words if not t.stop and t.pos not in excluded)
+            relation = tuple(
+                words[p].stem
+                for p in self.ctx.matcher.positions
+                if p not in excluded and not words[p].stop
+            )
+            found = self._outside_of[excluded] = (rest, relation)
+        return found
 
     def _stated_alike(
         self, excluded: frozenset[int], predicate: str, values: Sequence[str]
@@ -510,11 +531,38 @@ class Featurizer:
             found = self._like[name] = _likeness(self.ctx, name)
         return found
 
-    def _value(self, v: str) -> tuple[float, ...]:
-        found = self._values.get(v)
-        if found is None:
-            named = float(bool({st for _, st in predicate_stems(v)} & self.qstems))
-            found = self._values[v] = (*value_kind(v), named)
+    def _valued(self, values: tuple[str, ...]) -> list[tuple[int, float]]:
+        """The features of a reading's (first 20) values: what they look like, and how the
+        "which X" noun stands for them. (Per question and values: a shape's readings in
+        several forms share them.)"""
+        found = self._by_values.get(values)
+        if found is not None:
+            return found
+        # Every column is 0.0 or 1.0 for each value, so its sum is a count, exact in any
+        # order: the values are counted by kind in C (a list's readings have twenty
+        # values each, and a loop over them in Python was a quarter of the features).
+        n = len(values)
+        counts = [0] * len(_VALUE_INDEX)
+        for code, k in Counter(map(_kind_code, values)).items():
+            for bit in range(_KIND_BITS):
+                if code >> bit & 1:
+                    counts[bit] += k
+        # (the last column: a value says a word of the question)
+        counts[-1] = n - sum(map(self.qstems.isdisjoint, map(_value_stems, values)))
+        found = [(i, float(k) / n) for i, k in zip(_VALUE_INDEX, counts, strict=True)]
+        ctx = self.ctx
+        if ctx.type_words:
+            found.append((INDEX["type_value"], max(self._likeness(v) for v in values[:10])))
+            # The "which X" noun among the words a value's facts were said in: "the
+            # Upstream_Orders dataset" answers "what dataset".
+            kinds = self._kinds
+            found.append(
+                (
+                    INDEX["type_said"],
+                    float(any(kinds & ctx.said.get(v, frozenset()) for v in values[:10])),
+                )
+            )
+        self._by_values[values] = found
         return found
 
 
@@ -535,6 +583,24 @@ def value_kind(v: str) -> tuple[float, ...]:
     )
 
 
+_SEQ = attrgetter("seq")
+#: The fields of :func:`value_kind`, each 0.0 or 1.0.
+_KIND_BITS = 8
+
+
+@lru_cache(maxsize=100_000)
+def _kind_code(v: str) -> int:
+    """:func:`value_kind` as bits, field ``i`` in bit ``i``."""
+    return sum(1 << i for i, x in enumerate(value_kind(v)) if x)
+
+
+@lru_cache(maxsize=100_000)
+def _value_stems(v: str) -> frozenset[str]:
+    """The stems of a value's words (read once per value, whatever the question)."""
+    return frozenset(st for _, st in predicate_stems(v))
+
+
+@lru_cache(maxsize=100_000)
 def kind_of(v: str) -> int:
     """The index in :data:`ctxneo.answering.forms.KINDS` of what a value is: its quantity
     kind (date, amount, duration, measure) when it is one, else a word when it is written
@@ -573,7 +639,7 @@ def compare(rows: Sequence[list[float]], candidates: Sequence[Candidate]) -> Non
     """Fill in the features that compare each reading with its rivals."""
     if not rows:
         return
-    newest = [max((f.seq for f in c.evidence), default=0) for c in candidates]
+    newest = [max(map(_SEQ, c.evidence), default=0) for c in candidates]
     top = max(newest) or 1
     rel = [r[INDEX["rel_sum"]] for r in rows]
     best = max(rel)
