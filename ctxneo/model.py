@@ -520,6 +520,16 @@ def render_values(values: tuple[str, ...] | list[str]) -> str:
 
     if len(values) == 1:
         return values[0]
+    # Most lists quote nothing: no value holds a semicolon (the joined text holds only the
+    # separators' own), a double quote, or spaces at its ends. Checked in C, as a hub's
+    # lists hold hundreds of values.
+    joined = VALUE_SEPARATOR.join(values)
+    if (
+        joined.count(";") == len(values) - 1
+        and '"' not in joined
+        and list(map(str.strip, values)) == list(values)
+    ):
+        return joined
     return VALUE_SEPARATOR.join(
         json.dumps(v, ensure_ascii=False) if (";" in v or '"' in v or v != v.strip()) else v
         for v in values

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
@@ -557,7 +558,10 @@ def _order(c: Candidate) -> tuple[object, ...]:
 
 
 def newest(c: Candidate) -> int:
-    return max((f.seq for f in c.evidence), default=0)
+    return max(map(_SEQ, c.evidence), default=0)  # (in C: a list's evidence is long)
+
+
+_SEQ = attrgetter("seq")
 
 
 #: A hop whose predicate the question's words name less than this is an unnamed hop.
