@@ -13,6 +13,7 @@ longer name covers the same words, whether the words are written as a name is.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -78,7 +79,8 @@ class Linker:
         self.intercept = intercept
 
     def probability(self, features: Sequence[float]) -> float:
-        z = self.intercept + sum(w * x for w, x in zip(self.coef, features, strict=True))
+        # (the same products summed in the same order, in C)
+        z = self.intercept + sum(map(operator.mul, self.coef, features))
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     def to_dict(self) -> dict[str, object]:
@@ -102,8 +104,9 @@ def _verbatim(words: Sequence[str], name: Sequence[str]) -> range | None:
     n = len(name)
     if not n:
         return None
+    name = list(name)
     for i in range(len(words) - n + 1):
-        if words[i : i + n] == list(name):
+        if words[i : i + n] == name:
             return range(i, i + n)
     return None
 
@@ -129,6 +132,7 @@ def candidates(
     ``relation_words``: the question's positions that name a relation in memory."""
     covers = []
     lowered = [t.word for t in q.words]
+    verbatim: dict[str, bool] = {}  # (whether the question writes a surface in full)
     for hit in hits:
         best = None
         for alias, surface in enumerate((hit.name, *hit.aliases)):
@@ -139,6 +143,7 @@ def candidates(
                 c = Cover(1.0, dict.fromkeys(run, 1.0), True, frozenset(name_stems(surface)))
             if c.coverage > 0 and (best is None or c.coverage > best[1].coverage):
                 best = (alias > 0, c, surface)
+                verbatim[surface] = run is not None
         # The words its facts were said in that the question uses, beyond its name's.
         said = _said_positions(q, hit.said, best[1] if best else None)
         if best is None and said:
@@ -209,7 +214,11 @@ def candidates(
             float(alias),
             0.0,
             math.log1p(len(hits)),
-            float(_verbatim(lowered, split_words(surface)) is not None),
+            float(
+                verbatim[surface]
+                if surface in verbatim
+                else _verbatim(lowered, split_words(surface)) is not None
+            ),
             float(len(said)),
             len(said) / max(1, content),
             float(c.coverage == 0.0),
