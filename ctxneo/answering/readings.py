@@ -496,7 +496,9 @@ class Walker:
         shapes = self.shapes
         for s in chosen:
             start = s.anchor.entity
-            onto: dict[Hop, Shape] = {}  # this shape's walks one hop on, by that hop
+            # This shape's walks one hop on, by that hop: the shape's paths and ends (held
+            # apart, as the loop below is the walk's most repeated).
+            onto: dict[Hop, tuple[list[tuple[Fact, ...]], list[str]]] = {}
             for path, end in zip(s.paths, s.ends, strict=True):
                 steps = offered.get(end)
                 if steps is None:
@@ -511,17 +513,19 @@ class Walker:
                 for seq, hop, nxt, f in steps:
                     if seq in walked or nxt in passed:
                         continue
-                    shape = onto.get(hop)
-                    if shape is None:
+                    held = onto.get(hop)
+                    if held is None:
                         key = (start, (*s.hops, hop))
                         shape = shapes.get(key)
                         if shape is None:
                             shape = shapes[key] = Shape(s.anchor, key[1])
                         shape.described = s.described
-                        grown[key] = onto[hop] = shape
-                    if len(shape.paths) < PATHS_PER_SHAPE:
-                        shape.paths.append((*path, f))
-                        shape.ends.append(nxt)
+                        grown[key] = shape
+                        held = onto[hop] = (shape.paths, shape.ends)
+                    paths, ends = held
+                    if len(paths) < PATHS_PER_SHAPE:
+                        paths.append((*path, f))
+                        ends.append(nxt)
                     budget -= 1
                 if budget <= 0:
                     break  # (the rest of a hub's walks: bounded work, whatever the degree)

@@ -1178,7 +1178,10 @@ class NetworkXStore(Store):
         touching = (
             self._touching(entity)
             if predicates is None
-            else self._touching_through(entity, predicates, None)
+            # The newest `limit` of each index entry (written by as_of, without history),
+            # as for a hub above: the newest `limit` of all are among them, and a hub's
+            # thousands of facts of a relation are not all read and sorted to keep 200.
+            else self._touching_through(entity, predicates, limit, None if history else as_of)
         )
         live = touching if history or as_of is None else [f for f in touching if f.seq <= as_of]
         closed = self._held_at(self._closed_by_entity.get(entity, ()), as_of, history)
@@ -1206,7 +1209,8 @@ class NetworkXStore(Store):
         for entity in entities:
             facts = self._adjacent(entity, as_of, history, limit, predicates)
             found.update(zip(map(_SEQ, facts), facts, strict=True))
-        return sorted(found.values(), key=_SEQ, reverse=True)  # (sequence numbers are unique)
+        # (sequence numbers are unique: sorted as ints, without a key read from each fact)
+        return list(map(found.__getitem__, sorted(found, reverse=True)))
 
     @_locked
     def facts_with_predicate(
