@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import pairwise
 from operator import attrgetter
 
 from ctxneo.answering.forms import FORMS
@@ -138,6 +139,31 @@ FEATURES: tuple[str, ...] = (
 )
 INDEX = {name: i for i, name in enumerate(FEATURES)}
 _VALUE_INDEX = tuple(INDEX[name] for name in _VALUE_FEATURES)
+# The shape's features' indices (see Featurizer._shape).
+_ANCHOR_P = INDEX["anchor_p"]
+_ANCHOR_COVERAGE = INDEX["anchor_coverage"]
+_ANCHOR_EXACT = INDEX["anchor_exact"]
+_ANCHOR_FIRST_PERSON = INDEX["anchor_first_person"]
+_DESCRIBED = INDEX["described"]
+_DESCRIBED_SUBJECTS = INDEX["described_subjects"]
+_HOPS = INDEX["hops"]
+_BACK_HOPS = INDEX["back_hops"]
+_LAST_BACK = INDEX["last_back"]
+_PATHS = INDEX["paths"]
+_THROUGH_ANCHOR = INDEX["through_anchor"]
+_LAST_MULTI = INDEX["last_multi"]
+_SIBLING_WALK = INDEX["sibling_walk"]
+_HOP_INDEX = tuple((INDEX[f"lex_{h}"], INDEX[f"vec_{h}"], INDEX[f"assoc_{h}"]) for h in (1, 2, 3))
+_LAST_HEAD = INDEX["last_head"]
+_LAST_SHARE = INDEX["last_share"]
+_REL_MIN = INDEX["rel_min"]
+_REL_SUM = INDEX["rel_sum"]
+_REL_LAST = INDEX["rel_last"]
+_EXPLAINED = INDEX["explained"]
+_UNEXPLAINED = INDEX["unexplained"]
+_WH_ASSOC = INDEX["wh_assoc"]
+_TYPE_PREDICATE = INDEX["type_predicate"]
+_REL_ROOM = INDEX["rel_room"]
 
 
 @dataclass(slots=True)
@@ -259,12 +285,17 @@ class Featurizer:
             shared = self._shapes[key] = self._shape(c, excluded)
         for i, v in shared:
             f[i] = v
-        used = {a.entity, *c.values}
-        if c.claim is not None:
-            used.add(c.claim.entity)
-        if c.partner is not None:
-            used.add(c.partner.anchor.entity)
-        unused = [x for x in self.by_name if x.entity not in used]
+        # The entities named that the reading does not use (its anchor, values, claim and
+        # partner): tested against the values as they are, not a set made of a list's
+        # hundreds of values for the one or two entities named.
+        unused = [
+            x
+            for x in self.by_name
+            if x.entity != a.entity
+            and x.entity not in c.values
+            and (c.claim is None or x.entity != c.claim.entity)
+            and (c.partner is None or x.entity != c.partner.anchor.entity)
+        ]
         if unused:  # (the nodes a shape passes through: read only when they can matter)
             passed = self._passed(s)
             f[INDEX["strong_unused"]] = float(sum(1 for x in unused if x.entity not in passed))
@@ -424,88 +455,107 @@ class Featurizer:
     def _passed(self, s: Shape) -> set[str]:
         found = self._through.get(id(s))
         if found is None:
-            found = self._through[id(s)] = {
-                n for i in range(min(len(s.paths), 20)) for n in s.nodes(i)[1:-1]
-            }
+            # (a one-hop walk passes through nothing between its anchor and its end)
+            found = self._through[id(s)] = (
+                set()
+                if len(s.hops) == 1
+                else {n for i in range(min(len(s.paths), 20)) for n in s.nodes(i)[1:-1]}
+            )
         return found
 
     def _shape(self, c: Candidate, excluded: frozenset[int]) -> list[tuple[int, float]]:
-        """The features a shape gives every reading of it (with these words excluded)."""
+        """The features a shape gives every reading of it (with these words excluded), as
+        (index, value) pairs (written straight to their indices: a dict of names turned
+        into indices cost a fifth of this)."""
         ctx = self.ctx
         s = c.shape
         a = s.anchor
-        out: dict[str, float] = {
-            "anchor_p": a.p,
-            "anchor_coverage": a.coverage,
-            "anchor_exact": float(a.exact),
-            "anchor_first_person": a.features[_FIRST_PERSON],
-            "described": float(s.described > 0),
-            "described_subjects": math.log1p(s.described),
-            "hops": float(len(s.hops)),
-            "back_hops": float(sum(1 for h in s.hops if not h.forward)),
-            "last_back": float(not s.hops[-1].forward),
-            "paths": math.log1p(len(s.paths)),
-            "through_anchor": float(
-                bool(others := self.named - {a.entity}) and bool(self._passed(s) & others)
+        hops = s.hops
+        last = hops[-1]
+        out: list[tuple[int, float]] = [
+            (_ANCHOR_P, a.p),
+            (_ANCHOR_COVERAGE, a.coverage),
+            (_ANCHOR_EXACT, float(a.exact)),
+            (_ANCHOR_FIRST_PERSON, a.features[_FIRST_PERSON]),
+            (_DESCRIBED, float(s.described > 0)),
+            (_DESCRIBED_SUBJECTS, math.log1p(s.described)),
+            (_HOPS, float(len(hops))),
+            (_BACK_HOPS, float(sum(1 for h in hops if not h.forward))),
+            (_LAST_BACK, float(not last.forward)),
+            (_PATHS, math.log1p(len(s.paths))),
+            (
+                _THROUGH_ANCHOR,
+                float(bool(others := self.named - {a.entity}) and bool(self._passed(s) & others)),
             ),
-            "last_multi": float(s.hops[-1].predicate in ctx.multi),
+            (_LAST_MULTI, float(last.predicate in ctx.multi)),
             # Out and back through one relation: the anchor's siblings by it.
-            "sibling_walk": float(
-                any(
-                    a_.predicate == b_.predicate and a_.forward != b_.forward
-                    for a_, b_ in zip(s.hops, s.hops[1:], strict=False)
-                )
+            (
+                _SIBLING_WALK,
+                float(
+                    any(
+                        a_.predicate == b_.predicate and a_.forward != b_.forward
+                        for a_, b_ in pairwise(hops)
+                    )
+                ),
             ),
-        }
+        ]
         scores = []
         explained: set[int] = set()
-        for i, hop in enumerate(s.hops[:3]):
+        for i, hop in enumerate(hops[:3]):
             key = (hop.predicate, excluded)
             hs = self._hop.get(key)
             if hs is None:
                 hs = self._hop[key] = _hop_scores(ctx, hop.predicate, excluded)
             lx, vc, asc = hs
-            out[f"lex_{i + 1}"] = lx
-            out[f"vec_{i + 1}"] = vc
-            out[f"assoc_{i + 1}"] = asc
+            lex, vec, assoc = _HOP_INDEX[i]
+            out += ((lex, lx), (vec, vc), (assoc, asc))
             scores.append(max(lx, vc, min(1.0, asc / 3.0)))
             explained |= self._explains(hop.predicate)
         # The last relation's head word (its last: the DATE of DEPOSIT_REFUND_DATE), and
         # how many of its words the question says: "what deposit" says a word of that
         # relation, but asks for a deposit, not a date.
-        head = self._head(s.hops[-1].predicate, excluded)
+        head = self._head(last.predicate, excluded)
         if head is not None:
-            out["last_head"], out["last_share"] = head
-        out["rel_min"] = min(scores)
-        out["rel_sum"] = sum(scores)
-        out["rel_last"] = scores[-1]
+            out += ((_LAST_HEAD, head[0]), (_LAST_SHARE, head[1]))
+        out += ((_REL_MIN, min(scores)), (_REL_SUM, sum(scores)), (_REL_LAST, scores[-1]))
         relation_positions = [
             p for p in ctx.matcher.positions if p not in excluded and not ctx.q.words[p].stop
         ]
         if relation_positions:
             hit = sum(1 for p in relation_positions if p in explained)
-            out["explained"] = hit / len(relation_positions)
-            out["unexplained"] = float(len(relation_positions) - hit)
+            out.append((_EXPLAINED, hit / len(relation_positions)))
+            out.append((_UNEXPLAINED, float(len(relation_positions) - hit)))
         else:
-            out["explained"] = 1.0
+            out.append((_EXPLAINED, 1.0))
         association = ctx.matcher.association
         if ctx.q.wh is not None and association is not None:
             wh_stem = ctx.q.wh.stem
-            out["wh_assoc"] = max(
+            out.append(
                 (
-                    association.weight(wh_stem, ps)
-                    for _, ps in predicate_stems(s.hops[-1].predicate)
-                ),
-                default=0.0,
+                    _WH_ASSOC,
+                    max(
+                        (
+                            association.weight(wh_stem, ps)
+                            for _, ps in predicate_stems(last.predicate)
+                        ),
+                        default=0.0,
+                    ),
+                )
             )
         if ctx.type_words:
-            out["type_predicate"] = self._likeness(s.hops[-1].predicate)
+            out.append((_TYPE_PREDICATE, self._likeness(last.predicate)))
         # A relation the question names better than any hop of this shape, held by
         # other entities: what a memory that lost the asked fact looks like.
-        out["rel_room"] = max(
-            0.0, ctx.best_relevance - max(self.ctx.matcher.relevance(h.predicate) for h in s.hops)
+        out.append(
+            (
+                _REL_ROOM,
+                max(
+                    0.0,
+                    ctx.best_relevance - max(self.ctx.matcher.relevance(h.predicate) for h in hops),
+                ),
+            )
         )
-        return [(INDEX[n], v) for n, v in out.items()]
+        return out
 
     def _head(self, predicate: str, excluded: frozenset[int]) -> tuple[float, float] | None:
         """How strongly the question says a relation's head word, and the share of its
