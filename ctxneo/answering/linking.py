@@ -165,6 +165,9 @@ def candidates(
     question_marks = {t.pos for t in words if not t.stop and _mark(t.word)}
     joined = written_ids(q.text)
     out: list[Anchor] = []
+    # Each cover's positions as a set, made once: every anchor is weighed against every
+    # other (a cover is kept in ``covers`` for the whole loop, so its id is its own).
+    positions_of = {id(c): frozenset(c.positions) for _, _, c, _, _ in covers}
     for name, alias, c, surface, said in covers:
         parts = name_stems(surface)
         marks = [s for s in parts if _mark(s)]
@@ -172,13 +175,10 @@ def candidates(
         # The anchor's positions are its name's: those are not relation words. Words its
         # facts were said in may well be ("Harbor St *opens* at 11" for "when does harbor
         # st open?"), so they only count as features.
-        named = frozenset(c.positions)
+        named = positions_of[id(c)]
         dominated = bool(named) and any(
             oc is not c
-            and (
-                named < (op := frozenset(oc.positions))
-                or (named == op and oc.coverage > c.coverage)
-            )
+            and (named < (op := positions_of[id(oc)]) or (named == op and oc.coverage > c.coverage))
             for _, _, oc, _, _ in covers
         )
         if _other_mark(words, named, marks, matched_marks) or _other_part(

@@ -479,14 +479,14 @@ class Walker:
             whole = {e for e in few if counts[e] < LATER_HOP_LIMIT}
         rest = [e for e in frontier if e not in whole]
         if rest:
-            read = {f.seq for f in facts}
-            facts += [
-                f
-                for f in self.store.facts_of(
-                    rest, as_of=self.as_of, limit=HUB_LIMIT, predicates=self._best_predicates()
-                )
-                if f.seq not in read
-            ]
+            hub = self.store.facts_of(
+                rest, as_of=self.as_of, limit=HUB_LIMIT, predicates=self._best_predicates()
+            )
+            if facts:
+                read = set(map(_SEQ, facts))
+                facts += [f for f in hub if f.seq not in read]
+            else:  # (the third hop reads only these: nothing to leave out)
+                facts = hub
         # The steps each end offers, made once per end (ends recur across walks and
         # shapes). (Only the ends the walk goes on from are looked up: the facts' other
         # ends are most of them, and are not indexed.)
