@@ -165,7 +165,7 @@ def override(settings: Sequence[str]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--train", nargs="+", default=[str(build.ROOT / "train")])
+    ap.add_argument("--train", nargs="+", default=[str(p) for p in build.TRAIN])
     ap.add_argument("--seeds", nargs="+", type=int, default=[1])
     ap.add_argument(
         "--cache",
