@@ -272,7 +272,8 @@ def _mark(word: str) -> bool:
 
 
 def _same_mark(a: str, b: str) -> bool:
-    return a == b or (a.isdigit() and b.isdigit() and int(a) == int(b))  # "9" is "09"
+    # "9" is "09". (isdecimal, not isdigit: "²" is a digit that int() cannot read.)
+    return a == b or (a.isdecimal() and b.isdecimal() and int(a) == int(b))
 
 
 def _other_mark(

@@ -411,7 +411,7 @@ class LocalNeo4j:
     def stored_port(self) -> int | None:
         """The Bolt port this data directory's server listens on (None before a first start)."""
         text = _read_private(self.port_path)
-        if text is None or not text.isdigit() or not 0 < int(text) < 65536:
+        if text is None or not text.isdecimal() or not 0 < int(text) < 65536:
             return None
         return int(text)
 
