@@ -134,6 +134,12 @@ def read_question(text: str, *, masked: frozenset[int] = frozenset()) -> Questio
                 break
             if type_positions and _verb_form(follower.word):
                 break  # "which team *owns* ...": the verb ends the noun
+            if _name_like(follower) and any(not _name_like(words[p]) for p in type_positions):
+                # "which person wrote *Harbour* Lights", "which rack *7720* is in": a
+                # name after a common noun is what the question is about, not the
+                # answer's kind (names before it qualify it: "which *Acme* service",
+                # and may be it: "which *Hannah* owns it?").
+                break
             type_positions.add(follower.pos)
             if follower.possessive:  # "which supplier's shipment": the supplier is asked for
                 break
@@ -204,6 +210,11 @@ def read_question(text: str, *, masked: frozenset[int] = frozenset()) -> Questio
         sibling_positions=siblings,
         masked=masked,
     )
+
+
+def _name_like(t: Token) -> bool:
+    """A word written as a name is: capitalised inside the sentence, or with a digit."""
+    return t.written[:1].isupper() or any(c.isdigit() for c in t.word)
 
 
 def _verb_form(word: str) -> bool:
