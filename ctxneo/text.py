@@ -231,6 +231,11 @@ class Token:
     group: int = 0  # which written word it came from: "A3" gives two tokens of one group
     stop: bool = False  # a function word ("the", "of", "is")
 
+    @property
+    def name_like(self) -> bool:
+        """Written as a name is: capitalised after the first word, or with a digit."""
+        return (self.pos > 0 and self.written[:1].isupper()) or any(c.isdigit() for c in self.word)
+
 
 def tokens(text: str) -> list[Token]:
     """Every word of ``text`` with its position and stem."""

@@ -233,13 +233,7 @@ class Featurizer:
         # the question is about something the memory does not know.
         covered = {p for x in ctx.anchors if x.p >= 0.1 for p in x.positions}
         base[INDEX["unknown_names"]] = float(
-            sum(
-                1
-                for t in q.words
-                if t.pos not in covered
-                and not t.stop
-                and ((t.pos > 0 and t.written[:1].isupper()) or any(c.isdigit() for c in t.word))
-            )
+            sum(1 for t in q.words if t.pos not in covered and not t.stop and t.name_like)
         )
         for name in FORMS:
             base[INDEX[f"p_{name}"]] = ctx.forms.get(name, 0.0)

@@ -199,12 +199,7 @@ def candidates(
             min((1.0 / having[st] for st in c.stems), default=0.0),
             float(max((having[st] for st in c.stems), default=0)),
             float(dominated),
-            float(
-                any(
-                    (t.pos > 0 and t.written[:1].isupper()) or any(ch.isdigit() for ch in t.word)
-                    for t in covered
-                )
-            ),
+            float(any(t.name_like for t in covered)),
             float(bool(named & q.type_positions)),
             float(
                 bool(covered)

@@ -134,7 +134,7 @@ def read_question(text: str, *, masked: frozenset[int] = frozenset()) -> Questio
                 break
             if type_positions and _verb_form(follower.word):
                 break  # "which team *owns* ...": the verb ends the noun
-            if _name_like(follower) and any(not _name_like(words[p]) for p in type_positions):
+            if follower.name_like and any(not words[p].name_like for p in type_positions):
                 # "which person wrote *Harbour* Lights", "which rack *7720* is in": a
                 # name after a common noun is what the question is about, not the
                 # answer's kind (names before it qualify it: "which *Acme* service",
@@ -210,11 +210,6 @@ def read_question(text: str, *, masked: frozenset[int] = frozenset()) -> Questio
         sibling_positions=siblings,
         masked=masked,
     )
-
-
-def _name_like(t: Token) -> bool:
-    """A word written as a name is: capitalised inside the sentence, or with a digit."""
-    return t.written[:1].isupper() or any(c.isdigit() for c in t.word)
 
 
 def _verb_form(word: str) -> bool:
