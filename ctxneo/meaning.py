@@ -15,11 +15,12 @@ continuations) and stands for the normalised mean of its pieces' vectors, so
 "represented" and "reps" still get a vector. Words with no letters ("2010",
 "--") get none, and a similarity of 0.
 
-Measured with ``scripts/measure_word_vectors.py`` on a shared 2-core machine
-under load (load average ~8): the table is 4.1 MB; ``WordVectors.default()``
-takes ~14 ms of CPU in a fresh process (~7 ms for a second load); a word's
-first ``vector`` 16 µs p50 / 27 µs p95; ``similarity`` of a new pair of known
-words 2.2 µs p50 / 3.3 µs p95, of a pair seen before 0.2 / 0.3 µs.
+Measured with ``scripts/measure_word_vectors.py`` on a shared 2-core machine: the
+table is 4.1 MB; ``WordVectors.default()`` takes ~23 ms of CPU in a fresh process; a
+word's first ``vector`` 17.5 µs p50 / 24 µs p95; ``similarity`` of a new pair of known
+words 6.3 µs p50 / 8.9 µs p95 (an exactly rounded sum, the same on every CPU: a BLAS
+dot took 2.2 µs), of a pair seen before 0.1 / 0.3 µs. The shipped suite reads ~28 new
+pairs a question.
 
     >>> m = WordVectors.default()
     >>> m.similarity("writer", "author") > m.similarity("writer", "banana")
@@ -28,6 +29,7 @@ words 2.2 µs p50 / 3.3 µs p95, of a pair seen before 0.2 / 0.3 µs.
 
 from __future__ import annotations
 
+import math
 import threading
 import unicodedata
 from collections.abc import Container
@@ -199,7 +201,7 @@ class WordVectors:
         return word.isalpha() and word in self._index
 
     def vector(self, word: str) -> np.ndarray | None:
-        """The unit vector of ``word`` (float32), or None when it has no letter or no
+        """The unit vector of ``word`` (float64), or None when it has no letter or no
         known piece."""
         try:
             return self._words[word]
@@ -209,9 +211,16 @@ class WordVectors:
         if any(c.isalpha() for c in word):
             rows = [self._index[p] for p in self.pieces(word)]
             if rows:
-                raw = self._vectors[rows].astype(np.float32) * self._scale[rows, None]
-                mean = raw.mean(0) if len(rows) > 1 else raw[0]
-                norm = float(np.linalg.norm(mean))
+                # Exact to the bit on every machine: the fitted reader splits on these
+                # similarities, and BLAS's dot and norm round differently per CPU kernel
+                # (enough to move a shipped answer's confidence by 0.01). Elementwise IEEE
+                # operations and math.fsum (correctly rounded) do not depend on the CPU.
+                raw = self._vectors[rows].astype(np.float64) * self._scale[rows, None]
+                mean = raw[0].copy()
+                for row in raw[1:]:
+                    mean += row
+                mean /= len(rows)
+                norm = math.sqrt(math.fsum((mean * mean).tolist()))
                 if norm > 0.0:
                     vec = mean / norm
                     vec.flags.writeable = False  # shared through the cache
@@ -228,7 +237,9 @@ class WordVectors:
         except KeyError:
             pass
         va, vb = self.vector(a), self.vector(b)
-        sim = 0.0 if va is None or vb is None else max(-1.0, min(1.0, float(va @ vb)))
+        sim = (
+            0.0 if va is None or vb is None else max(-1.0, min(1.0, math.fsum((va * vb).tolist())))
+        )
         if len(self._pairs) >= _PAIR_CACHE:
             self._pairs.clear()
         self._pairs[key] = sim
