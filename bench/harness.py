@@ -17,6 +17,7 @@ Beside accuracy the harness measures two things an agent relies on:
 
 from __future__ import annotations
 
+import functools
 import re
 import statistics
 import time
@@ -98,10 +99,13 @@ VERDICTS = ("yes", "no")
 
 
 def grade(answer: str, truth: Sequence[str] | None) -> bool | None:
-    """Case-insensitive substring: every ground-truth item must appear (None: ungraded).
+    """Case-insensitive: every ground-truth item must appear, as whole words (None: ungraded).
 
-    ``UNKNOWN`` as the whole ground truth is right only for the answer ``UNKNOWN``, and
-    ``UNKNOWN`` is never right otherwise; a "yes" or "no" item must be the first word.
+    Whole words: an item inside a longer word or id is not there, so a look-alike that
+    contains the right id (``B140`` for ``B14``) or a word containing the right one
+    ("reopened" for "open") is graded wrong. ``UNKNOWN`` as the whole ground truth is
+    right only for the answer ``UNKNOWN``, and ``UNKNOWN`` is never right otherwise; a
+    "yes" or "no" item must be the first word.
     """
     if truth is None:
         return None
@@ -115,9 +119,15 @@ def grade(answer: str, truth: Sequence[str] | None) -> bool | None:
         if item in VERDICTS:
             if first is None or first.group(1) != item:
                 return False
-        elif item not in text:
+        elif not _whole(item).search(text):
             return False
     return True
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole(item: str) -> re.Pattern[str]:
+    """``item`` where no word character (letter, digit, underscore) runs on either side."""
+    return re.compile(rf"(?<!\w){re.escape(item)}(?!\w)")
 
 
 def _record(

@@ -116,9 +116,16 @@ def test_bench_diagnose_prints_the_funnel_and_puts_it_in_json(tmp_path: Path) ->
         ("yes (Dock 2 since turn 3)", ["no"], False),
         ("Yes", ["yes"], True),
         ("3 (a; b; c)", ["3"], True),
+        ("B140", ["B14"], False),  # a look-alike containing the right id
+        ("reopened", ["open"], False),
+        ("Pump_09_spare", ["Pump_09"], False),
+        ("Pump_09 (since turn 4)", ["pump_09"], True),
+        ("€4,200; Dock 2", ["€4,200", "dock 2"], True),
     ],
 )
-def test_grading_of_unknown_and_verdicts(answer: str, truth: list[str], right: bool) -> None:
+def test_grading_of_unknown_verdicts_and_whole_words(
+    answer: str, truth: list[str], right: bool
+) -> None:
     assert harness.grade(answer, truth) is right
 
 
