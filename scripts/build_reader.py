@@ -197,7 +197,7 @@ def fit_forms(scenarios: Sequence[Scenario]) -> FormModel:
         for t in s.turns:
             form = FORM_OF_LABEL.get(t.query_type or "")
             if t.graded and form is not None:
-                rows.append(dict.fromkeys(cue_words(read_question(t.text).words, t.text), 1.0))
+                rows.append(dict.fromkeys(cue_words(read_question(t.text).words), 1.0))
                 labels.append(FORMS.index(form))
     vec = DictVectorizer()
     x = vec.fit_transform(rows)
@@ -228,7 +228,7 @@ def fit_kinds(scenarios: Sequence[Scenario]) -> KindModel:
             form = FORM_OF_LABEL.get(t.query_type or "")
             truth = list(t.ground_truth or ())
             if t.graded and form in ("value", "earlier") and truth and truth[0] != UNKNOWN:
-                rows.append(dict.fromkeys(cue_words(read_question(t.text).words, t.text), 1.0))
+                rows.append(dict.fromkeys(cue_words(read_question(t.text).words), 1.0))
                 labels.append(feats.kind_of(truth[0]))
     vec = DictVectorizer()
     x = vec.fit_transform(rows)

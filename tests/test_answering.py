@@ -14,7 +14,7 @@ import math
 
 from ctxneo.answering import DEFAULT_MIN_CONFIDENCE
 from ctxneo.answering.features import kind_of
-from ctxneo.answering.forms import KINDS, KindModel, clause_cues
+from ctxneo.answering.forms import KINDS, KindModel
 from ctxneo.answering.learned import ReaderModel
 from ctxneo.answering.linking import says_a_look_alike
 from ctxneo.answering.question import read_question
@@ -181,20 +181,6 @@ def test_a_stated_value_no_entity_names_is_confirmed_or_corrected(memory: Memory
     assert best(memory, "is the deposit on booking 7 $450 now?").answer == "yes"
     moved = best(memory, "is release 2.4 still shipping on the 2nd?")
     assert moved.answer.startswith("no: 2025-05-06")
-
-
-def test_the_question_inside_a_request_is_read_from_its_last_clause() -> None:
-    # The form model sees how the last clause opens, so an auxiliary after the request
-    # reads as yes/no and a question word there says what is asked.
-    assert clause_cues("before the call - is the lift down?") == [
-        "cf=is",
-        "clause_aux",
-        "clause_nowh",
-    ]
-    assert clause_cues("one thing: which depot has it") == ["cf=which", "cwh=which"]
-    assert clause_cues("so, is v2.1 live or not?")[0] == "or_not"
-    # Inner dots and hyphens are not clause breaks.
-    assert clause_cues("Is v2.1 on us-east-1?") == ["one_clause"]
 
 
 def test_a_value_is_said_only_when_every_word_of_it_is() -> None:

@@ -11,10 +11,9 @@ is likelier when "how many" opens the question) rather than a decision taken fir
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 
-from ctxneo.text import Token, split_words
+from ctxneo.text import Token
 
 FORMS = ("value", "count", "yesno", "speaker", "earlier")
 
@@ -41,12 +40,11 @@ _AUX = frozenset(
 )
 
 
-def cue_words(words: Sequence[Token], text: str = "") -> list[str]:
+def cue_words(words: Sequence[Token]) -> list[str]:
     """The question's words as the form model reads them (sparse, named features).
 
     Every word (function words too: "is" opening a question asks yes or no), the first
-    two and last two words, the first question word and the word after it, and, given
-    the question's ``text``, the cues of its last clause (:func:`clause_cues`).
+    two and last two words, the first question word and the word after it.
     """
     lowered = [t.word for t in words]
     out = [f"w={w}" for w in lowered]
@@ -67,38 +65,6 @@ def cue_words(words: Sequence[Token], text: str = "") -> list[str]:
     first_content = next((w for w in lowered if w not in _FILLER_OPENERS), "")
     if first_content in _AUX:
         out.append("aux_opens")
-    if text:
-        out += clause_cues(text)
-    return out
-
-
-#: Where one clause of a request ends and the next begins: a spaced dash, or a comma,
-#: colon, semicolon or sentence end followed by a space.
-_CLAUSE_BREAK = re.compile(r"\s+[-\u2013\u2014]+\s+|[,:;.!?]+\s+")
-_OR_NOT = re.compile(r"\bor\s+not\W*$", re.IGNORECASE)
-
-
-def clause_cues(text: str) -> list[str]:
-    """How the question's last clause opens.
-
-    Agents wrap a question in a request ("before I call them back - is the crane still
-    down?"), and the question proper is the last clause: an auxiliary opening it asks
-    yes or no however the request began, and a question word in it says what is asked.
-    The whole-question cues see only the request's first words. A question ending "or
-    not" asks yes or no wherever its verb stands.
-    """
-    clauses = [c for c in _CLAUSE_BREAK.split(text.strip()) if split_words(c)]
-    out = ["or_not"] if _OR_NOT.search(text) else []
-    if len(clauses) < 2:
-        out.append("one_clause")
-        return out
-    last = split_words(clauses[-1])
-    out.append(f"cf={last[0]}")
-    first_content = next((w for w in last if w not in _FILLER_OPENERS), "")
-    if first_content in _AUX:
-        out.append("clause_aux")
-    wh = next((w for w in last if w in _WH), None)
-    out.append(f"cwh={wh}" if wh is not None else "clause_nowh")
     return out
 
 
@@ -108,14 +74,11 @@ _FILLER_OPENERS = frozenset("hey hi ok okay so quick one q sorry also and but um
 
 
 def softmax(
-    weights: Mapping[str, Sequence[float]],
-    bias: Sequence[float],
-    words: Sequence[Token],
-    text: str = "",
+    weights: Mapping[str, Sequence[float]], bias: Sequence[float], words: Sequence[Token]
 ) -> list[float]:
     """A multinomial logistic model over the question's :func:`cue_words`."""
     scores = list(bias)
-    for feature in cue_words(words, text):
+    for feature in cue_words(words):
         w = weights.get(feature)
         if w is not None:
             for i, x in enumerate(w):
@@ -133,8 +96,8 @@ class FormModel:
         self.weights = weights
         self.bias = list(bias)
 
-    def probabilities(self, words: Sequence[Token], text: str = "") -> dict[str, float]:
-        p = softmax(self.weights, self.bias, words, text)
+    def probabilities(self, words: Sequence[Token]) -> dict[str, float]:
+        p = softmax(self.weights, self.bias, words)
         return dict(zip(FORMS, p, strict=True))
 
     def to_dict(self) -> dict[str, object]:
@@ -163,8 +126,8 @@ class KindModel:
         self.weights = weights
         self.bias = list(bias)
 
-    def probabilities(self, words: Sequence[Token], text: str = "") -> tuple[float, ...]:
-        return tuple(softmax(self.weights, self.bias, words, text))
+    def probabilities(self, words: Sequence[Token]) -> tuple[float, ...]:
+        return tuple(softmax(self.weights, self.bias, words))
 
     def to_dict(self) -> dict[str, object]:
         return {"kinds": list(KINDS), "weights": dict(self.weights), "bias": self.bias}

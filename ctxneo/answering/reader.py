@@ -232,7 +232,7 @@ class Reader:
                 relation_words(matcher, vocabulary.predicates),
             )
         forms = (
-            self.model.forms.probabilities(q.words, q.text)
+            self.model.forms.probabilities(q.words)
             if self.model.forms is not None
             else dict.fromkeys(FORMS, 1.0 / len(FORMS))
         )
@@ -275,9 +275,7 @@ class Reader:
             {h.name: h.said for h in hits if h.said},
             walker.slots,
             self.model.verdicts,
-            self.model.kinds.probabilities(q.words, q.text)
-            if self.model.kinds is not None
-            else None,
+            self.model.kinds.probabilities(q.words) if self.model.kinds is not None else None,
         )
         featurizer = feats.Featurizer(ctx)
         rows = [featurizer.row(c) for c in found]
