@@ -282,7 +282,9 @@ class Reader:
         feats.compare(rows, found)
         alike = _LookAlikes(q, anchors)
         kept = [
-            i for i, r in enumerate(rows) if not _needless(r) and not alike.passes_one(found[i])
+            i
+            for i, r in enumerate(rows)
+            if not _needless(r) and not _no_to_its_own_words(r) and not alike.passes_one(found[i])
         ]
         found, rows = [found[i] for i in kept], [rows[i] for i in kept]
         if found:
@@ -580,6 +582,18 @@ def _needless(row: Sequence[float]) -> bool:
     return all(
         max(row[i[f"lex_{h}"]], row[i[f"vec_{h}"]], row[i[f"assoc_{h}"]] / 3.0) < UNNAMED
         for h in range(1, hops)
+    )
+
+
+def _no_to_its_own_words(row: Sequence[float]) -> bool:
+    """Whether a reading answers "no" to a state the question says in words the learned
+    verdict table reads as that very value ("finished" of a status "completed"): the
+    memory's own table says the question names the value, so "no" contradicts it, however
+    the ranker scores it. (The "yes" reading of the same slot stays; when nothing else is
+    sure, the answer is UNKNOWN.)"""
+    i = feats.INDEX
+    return bool(
+        row[i["stated_verdict"]] and not row[i["stated_yes"]] and row[i["stated_assoc"]] > 0.0
     )
 
 
