@@ -282,9 +282,7 @@ class Reader:
         feats.compare(rows, found)
         alike = _LookAlikes(q, anchors)
         kept = [
-            i
-            for i, r in enumerate(rows)
-            if not _needless(r) and not _no_to_its_own_words(r) and not alike.passes_one(found[i])
+            i for i, r in enumerate(rows) if not _needless(r) and not alike.passes_one(found[i])
         ]
         found, rows = [found[i] for i in kept], [rows[i] for i in kept]
         if found:
@@ -332,7 +330,7 @@ class Reader:
         topic: str | None = None,
     ) -> Answer:
         threshold = DEFAULT_MIN_CONFIDENCE if min_confidence is None else min_confidence
-        r = self.read(text, speaker=speaker, as_of=as_of, topic=topic)
+        r = _answerable(self.read(text, speaker=speaker, as_of=as_of, topic=topic))
         best = self._distinct(r, k)
         shown = [self._reading(r, i) for i in best]
         top = shown[0] if shown else None
@@ -372,7 +370,7 @@ class Reader:
 
     def trace(self, text: str, *, speaker: str | None = None, k: int = 10) -> Trace:
         """The anchors linked (best first) and the best ``k`` readings, before any threshold."""
-        r = self.read(text, speaker=speaker)
+        r = _answerable(self.read(text, speaker=speaker))
         shown = tuple(self._reading(r, i) for i in self._distinct(r, k))
         return Trace(text, tuple(a.entity for a in r.anchors), shown)
 
@@ -583,6 +581,15 @@ def _needless(row: Sequence[float]) -> bool:
         max(row[i[f"lex_{h}"]], row[i[f"vec_{h}"]], row[i[f"assoc_{h}"]] / 3.0) < UNNAMED
         for h in range(1, hops)
     )
+
+
+def _answerable(r: Read) -> Read:
+    """``r`` without the readings that may be ranked but never given as an answer.
+
+    (Applied when answering, not when reading: the ranker is fitted on what :meth:`Reader.read`
+    returns, and keeping that as it was keeps a rebuild of the shipped model the same.)"""
+    r.ranked = [c for c in r.ranked if not _no_to_its_own_words(c.features)]
+    return r
 
 
 def _no_to_its_own_words(row: Sequence[float]) -> bool:
