@@ -141,7 +141,6 @@ def test_a_table_with_mismatched_parts_is_refused():
 
 
 _SIMILARITIES = """
-import sys
 from ctxneo.meaning import WordVectors
 wv = WordVectors.default()
 words = [w for w in list(wv._index)[:3000:7] if w.isalpha()] + ["checkout service", "ab12x"]
