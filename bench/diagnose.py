@@ -9,6 +9,10 @@ only), the harness asks the memory how it read the question
   remain): recall@1 and @5;
 - **readings**: the rank of the first candidate reading whose evidence holds
   every required fact (retractions left out): recall@1 and @10;
+- **right answers**: the rank of the first candidate reading whose answer the grader
+  accepts (right@1 and @10): the ranking judged by what it answers, where a reading's
+  evidence may hold the required facts and more (a longer path through them) and still
+  answer wrong;
 - **form**: whether the answer has the form the query asks for (a value, a
   list, a count, yes/no, the speaker, an earlier value, ``UNKNOWN``), the
   asked form taken from the query's label;
@@ -21,7 +25,7 @@ answers of a run with ``--diagnose`` are those of a run without it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ctxneo.model import UNKNOWN, Answer, Trace, Turn, check_predicate
@@ -44,6 +48,7 @@ FORM_ASKED = {
 }
 ANCHOR_AT = (1, 5)
 READING_AT = (1, 10)
+RIGHT_AT = (1, 10)
 _COUNT = re.compile(r"\d+( \(|$)")
 
 
@@ -78,8 +83,15 @@ def _entities(turns: Sequence[Turn], truth: Sequence[str]) -> set[str]:
     return (names - answers) or names
 
 
-def stages(turn: Turn, required: Sequence[Turn], answer: Answer, trace: Trace) -> dict[str, Any]:
-    """The funnel record of one graded query (ranks are 1-based; ``None``: not found)."""
+def stages(
+    turn: Turn,
+    required: Sequence[Turn],
+    answer: Answer,
+    trace: Trace,
+    right: Callable[[str], bool | None],
+) -> dict[str, Any]:
+    """The funnel record of one graded query (ranks are 1-based; ``None``: not found);
+    ``right`` grades an answer against the query's key."""
     truth = turn.ground_truth or ()
     entities = _entities(required, truth)
     anchor = next((i + 1 for i, a in enumerate(trace.anchors) if a in entities), None)
@@ -92,6 +104,7 @@ def stages(turn: Turn, required: Sequence[Turn], answer: Answer, trace: Trace) -
             if needed <= {(f.subject, f.predicate, f.object) for f in r.evidence}:
                 reading = i + 1
                 break
+    right_rank = next((i + 1 for i, r in enumerate(trace.readings) if right(r.answer)), None)
     asked = FORM_ASKED.get(turn.query_type or "")
     if asked is None and list(truth) == [UNKNOWN]:
         asked = "unknown"
@@ -101,6 +114,7 @@ def stages(turn: Turn, required: Sequence[Turn], answer: Answer, trace: Trace) -
         "anchors_measured": bool(entities) and asked != "unknown",
         "reading_rank": reading,
         "readings_measured": bool(needed) and asked != "unknown",
+        "right_rank": right_rank,
         "form_asked": asked,
         "form_given": given,
         "form_right": form_right(asked, given, len(answer.values)),
@@ -135,6 +149,9 @@ def funnel(records: Sequence[Any]) -> list[dict[str, Any]]:
         for k in READING_AT:
             hit = sum(1 for x in p if x["reading_rank"] is not None and x["reading_rank"] <= k)
             row[f"reading@{k}"] = [hit, len(p)]
+        for k in RIGHT_AT:
+            hit = sum(1 for x in p if x["right_rank"] is not None and x["right_rank"] <= k)
+            row[f"right@{k}"] = [hit, len(p)]
         row["mean_rank"] = round(sum(ranks) / len(ranks), 2) if ranks else None
         row["form"] = [sum(1 for x in f if x["form_right"]), len(f)]
         row["correct"] = [sum(1 for r in rs if r.correct), len(rs)]

@@ -292,7 +292,8 @@ def run_graph(
             if diagnose and variant is None and turn.graded:
                 trace = memory.trace(turn.text, speaker=turn.speaker)
                 required = [facts[f] for f in turn.required_fact_ids]
-                extra["funnel"] = stages(turn, required, answer, trace)
+                right = functools.partial(grade, truth=turn.ground_truth)
+                extra["funnel"] = stages(turn, required, answer, trace, right)
             out.append(
                 _record(
                     scenario,

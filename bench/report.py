@@ -491,6 +491,8 @@ FUNNEL_COLUMNS = (
     ("anchor@5", "anchor@5"),
     ("reading@1", "reading@1"),
     ("reading@10", "reading@10"),
+    ("right@1", "right@1"),
+    ("right@10", "right@10"),
     ("mean_rank", "mean rank"),
     ("form", "form right"),
     ("correct", "correct"),

@@ -13,7 +13,7 @@ from ctxneo.bench import diagnose, harness
 from ctxneo.cli import main
 from ctxneo.errors import ScenarioError
 from ctxneo.memory import Memory
-from ctxneo.model import Scenario
+from ctxneo.model import Answer, Fact, Reading, Scenario, Trace
 from ctxneo.scenarios import load_suite, parse_document, shipped_suite
 
 
@@ -90,8 +90,30 @@ def test_the_funnel_says_at_which_stage_a_question_is_lost() -> None:
     # After the retraction only UNKNOWN is right, and that is the form asked.
     assert withdrawn.answer == "UNKNOWN" and withdrawn.correct
     assert withdrawn.funnel["form_right"]
+    assert found.funnel["right_rank"] == 1
     rows = {row["query_type"]: row for row in diagnose.funnel(records)}
     assert rows["all"]["anchor@1"] == [1, 2] and rows["all"]["correct"] == [2, 3]
+    ranks = [found.funnel["right_rank"], lost.funnel["right_rank"]]
+    assert rows["all"]["right@1"] == [sum(r == 1 for r in ranks), 2]
+
+
+def test_a_reading_through_the_required_facts_that_answers_wrong_is_not_right_at_1() -> None:
+    (scenario,) = parse_document(DOC, "pumps.json")
+    turns = {t.turn_id: t for t in scenario.turns}
+    f1, f2, query = turns[1], turns[2], turns[3]
+    maintained = Fact("Pump_09", "MAINTAINED_BY", "Crew_12", 1, 1)
+    shift = Fact("Crew_12", "SHIFT", "night shift", 2, 2)
+    # A longer path through the required fact comes first and answers another value.
+    longer = Reading("night shift", ("night shift",), (maintained, shift), 0.4, "two-hop")
+    direct = Reading("Crew_12", ("Crew_12",), (maintained,), 0.3, "one-hop")
+    trace = Trace(query.text, ("Pump_09",), (longer, direct))
+    given = Answer(query.text, "night shift", reading="two-hop", values=("night shift",))
+    record = diagnose.stages(
+        query, [f1], given, trace, lambda a: harness.grade(a, query.ground_truth)
+    )
+    assert record["reading_rank"] == 1  # its evidence holds the required fact...
+    assert record["right_rank"] == 2  # ...but only the second reading answers right
+    assert f2.subject == "Crew_12"
 
 
 def test_bench_diagnose_prints_the_funnel_and_puts_it_in_json(tmp_path: Path) -> None:

@@ -162,7 +162,8 @@ def progress_bar(silent: bool) -> Progress:
     "--diagnose",
     is_flag=True,
     help="Also print the graph's answer funnel per query type: anchors linked (recall@1, @5), "
-    "the right reading among the candidates (recall@1, @10, mean rank), the answer's form, "
+    "a reading through the required facts among the candidates (recall@1, @10, mean rank), "
+    "a reading that answers right (right@1, @10), the answer's form, "
     "the grade. Keys are read only to grade.",
 )
 @click.option(
