@@ -100,7 +100,7 @@ def test_the_funnel_says_at_which_stage_a_question_is_lost() -> None:
 def test_a_reading_through_the_required_facts_that_answers_wrong_is_not_right_at_1() -> None:
     (scenario,) = parse_document(DOC, "pumps.json")
     turns = {t.turn_id: t for t in scenario.turns}
-    f1, f2, query = turns[1], turns[2], turns[3]
+    f1, query = turns[1], turns[3]
     maintained = Fact("Pump_09", "MAINTAINED_BY", "Crew_12", 1, 1)
     shift = Fact("Crew_12", "SHIFT", "night shift", 2, 2)
     # A longer path through the required fact comes first and answers another value.
@@ -113,7 +113,6 @@ def test_a_reading_through_the_required_facts_that_answers_wrong_is_not_right_at
     )
     assert record["reading_rank"] == 1  # its evidence holds the required fact...
     assert record["right_rank"] == 2  # ...but only the second reading answers right
-    assert f2.subject == "Crew_12"
 
 
 def test_bench_diagnose_prints_the_funnel_and_puts_it_in_json(tmp_path: Path) -> None:
