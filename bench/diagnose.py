@@ -13,6 +13,9 @@ only), the harness asks the memory how it read the question
   accepts (right@1 and @10): the ranking judged by what it answers, where a reading's
   evidence may hold the required facts and more (a longer path through them) and still
   answer wrong;
+- **withheld**: whether the first reading answers right and the answer given is
+  ``UNKNOWN`` all the same (its confidence below the threshold asked for): the
+  loss of answering only when sure, counted apart from the ranking's;
 - **form**: whether the answer has the form the query asks for (a value, a
   list, a count, yes/no, the speaker, an earlier value, ``UNKNOWN``), the
   asked form taken from the query's label;
@@ -115,6 +118,7 @@ def stages(
         "reading_rank": reading,
         "readings_measured": bool(needed) and asked != "unknown",
         "right_rank": right_rank,
+        "withheld": right_rank == 1 and not answer.known,
         "form_asked": asked,
         "form_given": given,
         "form_right": form_right(asked, given, len(answer.values)),
@@ -152,6 +156,8 @@ def funnel(records: Sequence[Any]) -> list[dict[str, Any]]:
         for k in RIGHT_AT:
             hit = sum(1 for x in p if x["right_rank"] is not None and x["right_rank"] <= k)
             row[f"right@{k}"] = [hit, len(p)]
+        first = [x for x in p if x["right_rank"] == 1]
+        row["withheld"] = [sum(1 for x in first if x.get("withheld")), len(first)]
         row["mean_rank"] = round(sum(ranks) / len(ranks), 2) if ranks else None
         row["form"] = [sum(1 for x in f if x["form_right"]), len(f)]
         row["correct"] = [sum(1 for r in rs if r.correct), len(rs)]

@@ -493,6 +493,7 @@ FUNNEL_COLUMNS = (
     ("reading@10", "reading@10"),
     ("right@1", "right@1"),
     ("right@10", "right@10"),
+    ("withheld", "right@1 withheld"),
     ("mean_rank", "mean rank"),
     ("form", "form right"),
     ("correct", "correct"),

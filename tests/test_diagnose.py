@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
@@ -113,6 +114,29 @@ def test_a_reading_through_the_required_facts_that_answers_wrong_is_not_right_at
     )
     assert record["reading_rank"] == 1  # its evidence holds the required fact...
     assert record["right_rank"] == 2  # ...but only the second reading answers right
+    assert not record["withheld"]  # a ranking loss, not a withheld answer
+
+
+def test_a_right_first_reading_answered_unknown_is_counted_withheld() -> None:
+    (scenario,) = parse_document(DOC, "pumps.json")
+    turns = {t.turn_id: t for t in scenario.turns}
+    f1, query = turns[1], turns[3]
+    maintained = Fact("Pump_09", "MAINTAINED_BY", "Crew_12", 1, 1)
+    first = Reading("Crew_12", ("Crew_12",), (maintained,), 0.4, "one-hop")
+    trace = Trace(query.text, ("Pump_09",), (first,))
+    unsure = Answer(query.text, "UNKNOWN", confidence=0.4, reading="one-hop")
+    sure = Answer(query.text, "Crew_12", confidence=0.9, reading="one-hop", values=("Crew_12",))
+    grade = lambda a: harness.grade(a, query.ground_truth)  # noqa: E731
+    held = diagnose.stages(query, [f1], unsure, trace, grade)
+    given = diagnose.stages(query, [f1], sure, trace, grade)
+    assert held["right_rank"] == 1 and held["withheld"]
+    assert given["right_rank"] == 1 and not given["withheld"]
+    records = [
+        SimpleNamespace(funnel=f, unanswerable=False, query_type="direct", correct=c)
+        for f, c in ((held, False), (given, True))
+    ]
+    rows = {row["query_type"]: row for row in diagnose.funnel(records)}
+    assert rows["all"]["withheld"] == [1, 2] and rows["direct"]["right@1"] == [2, 2]
 
 
 def test_bench_diagnose_prints_the_funnel_and_puts_it_in_json(tmp_path: Path) -> None:

@@ -163,7 +163,8 @@ def progress_bar(silent: bool) -> Progress:
     is_flag=True,
     help="Also print the graph's answer funnel per query type: anchors linked (recall@1, @5), "
     "a reading through the required facts among the candidates (recall@1, @10, mean rank), "
-    "a reading that answers right (right@1, @10), the answer's form, "
+    "a reading that answers right (right@1, @10), those of right@1 withheld below the "
+    "threshold, the answer's form, "
     "the grade. Keys are read only to grade.",
 )
 @click.option(
