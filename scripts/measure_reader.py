@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import build_reader as build
 
+from ctxneo.answering.learned import CONFIDENCE_INPUTS
 from ctxneo.meaning import WordVectors
 from ctxneo.model import Scenario
 from ctxneo.scenarios import load_suite
@@ -73,6 +74,9 @@ def measure(
     truth: list[int] = []
     twin: list[bool] = []
     kinds: list[str] = []
+    # The answering inputs of each question's best reading (NaN when it has none), dumped
+    # to study what the answers withheld and the twins answered have in common.
+    first: list[Sequence[float]] = []
     for k in range(measured):
         answering = build.fit_answering(*oof.flat([j for j in range(len(folds)) if j != k]))
         # The trees' log-odds, the highest over the readings of each question's answer.
@@ -81,10 +85,19 @@ def measure(
         truth += oof.labels[k]
         twin += [not g.answerable for g in oof.asked[k]]
         kinds += [g.kind for g in oof.asked[k]]
+        first += [rows[0] if rows else [np.nan] * len(CONFIDENCE_INPUTS) for rows in oof.inputs[k]]
     p = np.asarray(probability)
     y = np.asarray(truth)
     if dump is not None:
-        np.savez(dump.with_suffix(f".seed{seed}.npz"), p=p, y=y, twin=np.asarray(twin), kind=kinds)
+        np.savez(
+            dump.with_suffix(f".seed{seed}.npz"),
+            p=p,
+            y=y,
+            twin=np.asarray(twin),
+            kind=kinds,
+            inputs=np.asarray(first, dtype=np.float64),
+            names=np.asarray(CONFIDENCE_INPUTS),
+        )
     t = np.asarray(twin)
     kg = np.asarray([k.startswith("metaqa") for k in kinds])
     given = p >= 0.5
@@ -195,8 +208,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument(
         "--dump",
-        help="also write each seed's out-of-fold answering probabilities, labels, twin marks "
-        "and kinds to DUMP.seedN.npz (to study the answering threshold)",
+        help="also write each seed's out-of-fold answering probabilities, labels, twin marks, "
+        "kinds and the answering inputs of each question's best reading (with their names) "
+        "to DUMP.seedN.npz (to study the answering threshold and what is withheld)",
     )
     ap.add_argument(
         "--set",
