@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -126,7 +127,7 @@ def test_a_right_first_reading_answered_unknown_is_counted_withheld() -> None:
     trace = Trace(query.text, ("Pump_09",), (first,))
     unsure = Answer(query.text, "UNKNOWN", confidence=0.4, reading="one-hop")
     sure = Answer(query.text, "Crew_12", confidence=0.9, reading="one-hop", values=("Crew_12",))
-    grade = lambda a: harness.grade(a, query.ground_truth)  # noqa: E731
+    grade = functools.partial(harness.grade, truth=query.ground_truth)
     held = diagnose.stages(query, [f1], unsure, trace, grade)
     given = diagnose.stages(query, [f1], sure, trace, grade)
     assert held["right_rank"] == 1 and held["withheld"]
