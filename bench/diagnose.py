@@ -157,7 +157,7 @@ def funnel(records: Sequence[Any]) -> list[dict[str, Any]]:
             hit = sum(1 for x in p if x["right_rank"] is not None and x["right_rank"] <= k)
             row[f"right@{k}"] = [hit, len(p)]
         first = [x for x in p if x["right_rank"] == 1]
-        row["withheld"] = [sum(1 for x in first if x.get("withheld")), len(first)]
+        row["withheld"] = [sum(1 for x in first if x["withheld"]), len(first)]
         row["mean_rank"] = round(sum(ranks) / len(ranks), 2) if ranks else None
         row["form"] = [sum(1 for x in f if x["form_right"]), len(f)]
         row["correct"] = [sum(1 for r in rs if r.correct), len(rs)]
