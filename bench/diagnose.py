@@ -156,8 +156,8 @@ def funnel(records: Sequence[Any]) -> list[dict[str, Any]]:
         for k in RIGHT_AT:
             hit = sum(1 for x in p if x["right_rank"] is not None and x["right_rank"] <= k)
             row[f"right@{k}"] = [hit, len(p)]
-        first = [x for x in p if x["right_rank"] == 1]
-        row["withheld"] = [sum(1 for x in first if x["withheld"]), len(first)]
+        # (A withheld answer is right@1 by definition: counted out of those.)
+        row["withheld"] = [sum(1 for x in p if x["withheld"]), row["right@1"][0]]
         row["mean_rank"] = round(sum(ranks) / len(ranks), 2) if ranks else None
         row["form"] = [sum(1 for x in f if x["form_right"]), len(f)]
         row["correct"] = [sum(1 for r in rs if r.correct), len(rs)]
