@@ -70,6 +70,7 @@ from ctxneo.answering.reader import (
     order,
 )
 from ctxneo.answering.readings import Candidate
+from ctxneo.answering.relations import RelationModel, mean_vector, predicate_words, question_words
 from ctxneo.meaning import NoMeaning, WordVectors
 from ctxneo.memory import Memory
 from ctxneo.model import UNKNOWN, Scenario, Turn, check_predicate
@@ -346,6 +347,79 @@ def fit_association(
             pairs[f"{key[0]}|{key[1]}"] = round(w, 3)
     say(f"association: {len(pairs)} pairs kept of {len(pos)} seen with a needed predicate")
     return Association(pairs)
+
+
+#: The relation model's rank, and its fit: full-batch Adam on the logistic loss (seeded,
+#: so a rebuild repeats it; weights rounded to 5 places when written).
+RELATION_RANK = 32
+RELATION_STEPS = 300
+RELATION_RATE = 0.02
+RELATION_L2 = 1e-3
+
+
+def fit_relations(
+    scenarios: Sequence[Scenario], meaning: WordVectors, linker: Linker
+) -> RelationModel:
+    """Which of the predicates around a question's named entities it asks for, from the
+    mean vector of its relation words (those outside the anchors the linker finds)."""
+    qs: list[np.ndarray] = []
+    ps: list[np.ndarray] = []
+    ys: list[float] = []
+
+    def visit(memory: Memory, turn: Turn, facts: dict[str, Turn]) -> None:
+        if unknown_asked(turn) or not turn.required_fact_ids:
+            return
+        named = required_entities(turn, facts)
+        gold = {check_predicate(facts[f].predicate or "") for f in turn.required_fact_ids}
+        q = read_question(turn.text)
+        anchors = [
+            a for a in linked(memory, turn.text, meaning, linker, turn.speaker) if a.entity in named
+        ]
+        taken = frozenset(p for a in anchors for p in a.positions)
+        matcher = Matcher(q, meaning, None)
+        qv = mean_vector(question_words(q, matcher.positions, taken), meaning)
+        if qv is None:
+            return
+        around = {f.predicate for f in memory.store.facts_of(sorted(named), limit=100)} | gold
+        for predicate in sorted(around):
+            pv = mean_vector(predicate_words(predicate), meaning)
+            if pv is not None:
+                qs.append(qv)
+                ps.append(pv)
+                ys.append(float(predicate in gold))
+
+    for s in scenarios:
+        replay(s, visit)
+    q, p, y = np.asarray(qs), np.asarray(ps), np.asarray(ys)
+    n, dims = q.shape
+    rng = np.random.default_rng(SEED)
+    u = rng.normal(0.0, 0.1, (dims, RELATION_RANK))
+    v = rng.normal(0.0, 0.1, (dims, RELATION_RANK))
+    params = [u, v, np.ones(1), np.zeros(1)]  # U, V, a, b
+    first = [np.zeros_like(x) for x in params]
+    second = [np.zeros_like(x) for x in params]
+    cos = (q * p).sum(1)
+    for step in range(1, RELATION_STEPS + 1):
+        qu, pv = q @ u, p @ v
+        z = params[2][0] * cos + (qu * pv).sum(1) + params[3][0]
+        g = (1.0 / (1.0 + np.exp(-z)) - y) / n
+        grads = [
+            q.T @ (g[:, None] * pv) + RELATION_L2 * u,
+            p.T @ (g[:, None] * qu) + RELATION_L2 * v,
+            np.array([(g * cos).sum()]),
+            np.array([g.sum()]),
+        ]
+        for x, gr, m1, m2 in zip(params, grads, first, second, strict=True):
+            m1 *= 0.9
+            m1 += 0.1 * gr
+            m2 *= 0.999
+            m2 += 0.001 * gr * gr
+            x -= RELATION_RATE * (m1 / (1 - 0.9**step)) / (np.sqrt(m2 / (1 - 0.999**step)) + 1e-8)
+    model = RelationModel.from_dict(
+        RelationModel(u, v, float(params[2][0]), float(params[3][0])).to_dict()
+    )
+    say(f"relations: {n} (question, predicate) pairs, {int(y.sum())} asked, rank {RELATION_RANK}")
+    return model
 
 
 def fit_verdicts(scenarios: Sequence[Scenario]) -> Association:
@@ -790,7 +864,12 @@ def fit_parts(scenarios: Sequence[Scenario], meaning: WordVectors, kg: KG | None
     linker = fit_linker(scenarios, meaning, kg)
     association = fit_association(scenarios, meaning, linker)
     return ReaderModel(
-        forms, linker, association, verdicts=fit_verdicts(scenarios), kinds=fit_kinds(scenarios)
+        forms,
+        linker,
+        association,
+        verdicts=fit_verdicts(scenarios),
+        kinds=fit_kinds(scenarios),
+        relations=fit_relations(scenarios, meaning, linker),
     )
 
 
@@ -850,7 +929,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     say("the parts, fitted on the whole corpus:")
     model = fit_parts(train, meaning, kg)
     forms, linker, association = model.forms, model.linker, model.association
-    verdicts, kinds = model.verdicts, model.kinds
+    verdicts, kinds, relations = model.verdicts, model.kinds, model.relations
     extra = metaqa_groups(kg.memory, kg.rank, model) if kg is not None else []
     if kg is not None:
         kg.memory.close()
@@ -862,7 +941,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # three-hop MetaQA questions whose best reading was right).
     answering = fit_answering(*out_of_fold_inputs(folds, extra).flat(range(FOLDS)))
     trees = fit_ranker([g for f in folds for g in f] + extra)
-    model = ReaderModel(forms, linker, association, trees, verdicts=verdicts, kinds=kinds)
+    model = ReaderModel(
+        forms, linker, association, trees, verdicts=verdicts, kinds=kinds, relations=relations
+    )
     calibration = read_scenarios(
         load_suite(args.calibration),
         lambda m: Reader(m.store, meaning, model),
@@ -877,6 +958,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "association": association.to_dict(),
         "verdicts": verdicts.to_dict() if verdicts is not None else {},
         "kinds": kinds.to_dict() if kinds is not None else {},
+        "relations": relations.to_dict() if relations is not None else {},
         "ranker": trees.to_dict(),
         "confidence": confidence.to_dict(),
     }

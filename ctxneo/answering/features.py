@@ -24,6 +24,13 @@ from ctxneo.answering.linking import LINK_FEATURES, Anchor
 from ctxneo.answering.match import Association, Matcher, lexical, predicate_stems
 from ctxneo.answering.question import Question
 from ctxneo.answering.readings import Candidate, Hop, Shape
+from ctxneo.answering.relations import (
+    Asked,
+    RelationModel,
+    predicate_words,
+    question_words,
+    sigmoid,
+)
 from ctxneo.answering.values import has_shape, only_a_measure, person_like
 from ctxneo.meaning import Meaning
 from ctxneo.model import Fact
@@ -90,6 +97,11 @@ FEATURES: tuple[str, ...] = (
     "explained",
     "unexplained",
     "wh_assoc",
+    # the relation, as the fitted relation model reads the question (P, per hop)
+    "learned_1",
+    "learned_2",
+    "learned_3",
+    "learned_room",
     # the values
     *_VALUE_FEATURES,
     "type_value",
@@ -162,6 +174,8 @@ _REL_LAST = INDEX["rel_last"]
 _EXPLAINED = INDEX["explained"]
 _UNEXPLAINED = INDEX["unexplained"]
 _WH_ASSOC = INDEX["wh_assoc"]
+_LEARNED = (INDEX["learned_1"], INDEX["learned_2"], INDEX["learned_3"])
+_LEARNED_ROOM = INDEX["learned_room"]
 _TYPE_PREDICATE = INDEX["type_predicate"]
 _REL_ROOM = INDEX["rel_room"]
 
@@ -189,6 +203,9 @@ class Context:
     verdicts: Association | None = None
     #: P(the kind of value asked for), over :data:`ctxneo.answering.forms.KINDS`.
     kinds: tuple[float, ...] | None = None
+    #: The fitted relation model, when there is one, and the memory's predicates.
+    relations: RelationModel | None = None
+    predicates: Sequence[str] = ()
 
 
 def wh_of(q: Question) -> str | None:
@@ -258,6 +275,9 @@ class Featurizer:
         self._alike: dict[tuple[object, ...], tuple[float, float]] = {}
         self._heads: dict[tuple[str, frozenset[int]], tuple[float, float] | None] = {}
         self._by_values: dict[tuple[str, ...], list[tuple[int, float]]] = {}
+        self._asked: dict[frozenset[int], Asked | None] = {}
+        self._learned: dict[tuple[str, frozenset[int]], float] = {}
+        self._learned_best: dict[frozenset[int], float] = {}
         self._outside_of: dict[frozenset[int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._said_all: dict[tuple[tuple[int, ...], frozenset[int]], float] = {}
         self._fits: dict[tuple[str, ...], float] = {}
@@ -512,6 +532,12 @@ class Featurizer:
         if head is not None:
             out += ((_LAST_HEAD, head[0]), (_LAST_SHARE, head[1]))
         out += ((_REL_MIN, min(scores)), (_REL_SUM, sum(scores)), (_REL_LAST, scores[-1]))
+        if ctx.relations is not None:
+            learned = [self._learned_score(h.predicate, excluded) for h in hops[:3]]
+            if learned and learned[0] is not None:
+                out += [(i, v) for i, v in zip(_LEARNED, learned, strict=False) if v is not None]
+                best = self._learned_room(excluded)
+                out.append((_LEARNED_ROOM, max(0.0, best - max(v or 0.0 for v in learned))))
         relation_positions = [
             p for p in ctx.matcher.positions if p not in excluded and not ctx.q.words[p].stop
         ]
@@ -550,6 +576,43 @@ class Featurizer:
             )
         )
         return out
+
+    def _asked_for(self, excluded: frozenset[int]) -> Asked | None:
+        found = self._asked.get(excluded, False)
+        if found is False:
+            ctx = self.ctx
+            assert ctx.relations is not None
+            words = question_words(ctx.q, ctx.matcher.positions, excluded)
+            found = self._asked[excluded] = ctx.relations.question(words, ctx.meaning)
+        return found  # type: ignore[return-value]
+
+    def _learned_score(self, predicate: str, excluded: frozenset[int]) -> float | None:
+        """P(the question asks for ``predicate``) by the relation model, with the words
+        at ``excluded`` (the anchor's) set aside; None when no word has a vector."""
+        key = (predicate, excluded)
+        found = self._learned.get(key)
+        if found is None:
+            asked = self._asked_for(excluded)
+            if asked is None:
+                return None
+            ctx = self.ctx
+            assert ctx.relations is not None
+            found = self._learned[key] = sigmoid(
+                ctx.relations.score(asked, predicate_words(predicate), ctx.meaning)
+            )
+        return found
+
+    def _learned_room(self, excluded: frozenset[int]) -> float:
+        """The relation model's best P over every predicate of the memory: a relation the
+        question asks for better than the reading's, held by other entities, is what a
+        memory that lost the asked fact looks like."""
+        found = self._learned_best.get(excluded)
+        if found is None:
+            found = self._learned_best[excluded] = max(
+                (self._learned_score(p, excluded) or 0.0 for p in self.ctx.predicates),
+                default=0.0,
+            )
+        return found
 
     def _head(self, predicate: str, excluded: frozenset[int]) -> tuple[float, float] | None:
         """How strongly the question says a relation's head word, and the share of its

@@ -39,6 +39,7 @@ from ctxneo.answering.features import FEATURES
 from ctxneo.answering.forms import FormModel, KindModel
 from ctxneo.answering.linking import Linker
 from ctxneo.answering.match import Association
+from ctxneo.answering.relations import RelationModel
 from ctxneo.errors import ConfigError
 
 MODEL_FILE = "data/reader.json"
@@ -241,6 +242,8 @@ class ReaderModel:
     verdicts: Association | None = None
     #: P(the kind of value asked for | the question's words).
     kinds: KindModel | None = None
+    #: Which relation the question's words ask for (:mod:`ctxneo.answering.relations`).
+    relations: RelationModel | None = None
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> ReaderModel:
@@ -258,6 +261,7 @@ class ReaderModel:
             Confidence.from_dict(doc["confidence"]) if doc.get("confidence") else None,
             Association(doc["verdicts"]) if doc.get("verdicts") else None,
             KindModel.from_dict(doc["kinds"]) if doc.get("kinds") else None,
+            RelationModel.from_dict(doc["relations"]) if doc.get("relations") else None,
         )
 
     @classmethod

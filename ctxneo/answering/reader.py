@@ -276,6 +276,8 @@ class Reader:
             walker.slots,
             self.model.verdicts,
             self.model.kinds.probabilities(q.words) if self.model.kinds is not None else None,
+            self.model.relations,
+            tuple(p for _, p in ranked_predicates),
         )
         featurizer = feats.Featurizer(ctx)
         rows = [featurizer.row(c) for c in found]
