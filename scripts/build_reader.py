@@ -390,7 +390,16 @@ def fit_relations(
 
     for s in scenarios:
         replay(s, visit)
-    q, p, y = np.asarray(qs), np.asarray(ps), np.asarray(ys)
+    y = np.asarray(ys)
+    model = fit_relation_model(np.asarray(qs), np.asarray(ps), y)
+    n = len(y)
+    say(f"relations: {n} (question, predicate) pairs, {int(y.sum())} asked, rank {RELATION_RANK}")
+    return model
+
+
+def fit_relation_model(q: np.ndarray, p: np.ndarray, y: np.ndarray) -> RelationModel:
+    """``a·cos + (qU)·(pV) + b`` fitted to the labels ``y`` (1: the predicate asked for)
+    of rows of question vectors ``q`` and predicate vectors ``p``, as it is written."""
     n, dims = q.shape
     rng = np.random.default_rng(SEED)
     u = rng.normal(0.0, 0.1, (dims, RELATION_RANK))
@@ -415,11 +424,10 @@ def fit_relations(
             m2 *= 0.999
             m2 += 0.001 * gr * gr
             x -= RELATION_RATE * (m1 / (1 - 0.9**step)) / (np.sqrt(m2 / (1 - 0.999**step)) + 1e-8)
-    model = RelationModel.from_dict(
+    # (read back from what is written: the model used is the rounded one)
+    return RelationModel.from_dict(
         RelationModel(u, v, float(params[2][0]), float(params[3][0])).to_dict()
     )
-    say(f"relations: {n} (question, predicate) pairs, {int(y.sum())} asked, rank {RELATION_RANK}")
-    return model
 
 
 def fit_verdicts(scenarios: Sequence[Scenario]) -> Association:
