@@ -61,7 +61,7 @@ from ctxneo.answering.learned import CONFIDENCE_INPUTS, Confidence, ReaderModel,
 from ctxneo.answering.lexicon import Lexicon
 from ctxneo.answering.linking import Anchor, Linker, candidates, relation_words
 from ctxneo.answering.match import Association, Matcher, lexical, predicate_stems
-from ctxneo.answering.question import lookup_keys, read_question
+from ctxneo.answering.question import Question, lookup_keys, read_question
 from ctxneo.answering.reader import (
     CANDIDATES,
     Reader,
@@ -303,6 +303,36 @@ def fit_linker(scenarios: Sequence[Scenario], meaning: WordVectors, kg: KG | Non
 # -- 3. association ------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Relating:
+    """A graded question as the relation parts learn from it: its words, the positions
+    of the anchors the linker finds among the entities it names, the predicates it needs
+    and those around its named entities (the needed ones among them)."""
+
+    q: Question
+    matcher: Matcher
+    taken: frozenset[int]
+    gold: set[str]
+    around: set[str]
+
+
+def relating(
+    memory: Memory, turn: Turn, facts: dict[str, Turn], meaning: WordVectors, linker: Linker
+) -> Relating | None:
+    """None for a question with no needed facts (or whose answer is UNKNOWN)."""
+    if unknown_asked(turn) or not turn.required_fact_ids:
+        return None
+    named = required_entities(turn, facts)
+    gold = {check_predicate(facts[f].predicate or "") for f in turn.required_fact_ids}
+    q = read_question(turn.text)
+    anchors = [
+        a for a in linked(memory, turn.text, meaning, linker, turn.speaker) if a.entity in named
+    ]
+    taken = frozenset(p for a in anchors for p in a.positions)
+    around = {f.predicate for f in memory.store.facts_of(sorted(named), limit=100)} | gold
+    return Relating(q, Matcher(q, meaning, None), taken, gold, around)
+
+
 def fit_association(
     scenarios: Sequence[Scenario], meaning: WordVectors, linker: Linker
 ) -> Association:
@@ -310,18 +340,11 @@ def fit_association(
     neg: Counter[tuple[str, str]] = Counter()
 
     def visit(memory: Memory, turn: Turn, facts: dict[str, Turn]) -> None:
-        if unknown_asked(turn) or not turn.required_fact_ids:
+        r = relating(memory, turn, facts, meaning, linker)
+        if r is None:
             return
-        named = required_entities(turn, facts)
-        gold = {check_predicate(facts[f].predicate or "") for f in turn.required_fact_ids}
-        q = read_question(turn.text)
-        anchors = [
-            a for a in linked(memory, turn.text, meaning, linker, turn.speaker) if a.entity in named
-        ]
-        taken = {p for a in anchors for p in a.positions}
-        matcher = Matcher(q, meaning, None)
-        words = [q.words[p] for p in matcher.positions if p not in taken]
-        around = {f.predicate for f in memory.store.facts_of(sorted(named), limit=100)} | gold
+        q, matcher, gold, around = r.q, r.matcher, r.gold, r.around
+        words = [q.words[p] for p in matcher.positions if p not in r.taken]
         # A chain's words speak of several relations: each word is paired with the needed
         # predicate it is most like, when one stands out (or with all, when one is needed).
         owner = {t.stem: _likeliest(t, sorted(gold), matcher) for t in words}
@@ -367,26 +390,18 @@ def fit_relations(
     ys: list[float] = []
 
     def visit(memory: Memory, turn: Turn, facts: dict[str, Turn]) -> None:
-        if unknown_asked(turn) or not turn.required_fact_ids:
+        r = relating(memory, turn, facts, meaning, linker)
+        if r is None:
             return
-        named = required_entities(turn, facts)
-        gold = {check_predicate(facts[f].predicate or "") for f in turn.required_fact_ids}
-        q = read_question(turn.text)
-        anchors = [
-            a for a in linked(memory, turn.text, meaning, linker, turn.speaker) if a.entity in named
-        ]
-        taken = frozenset(p for a in anchors for p in a.positions)
-        matcher = Matcher(q, meaning, None)
-        qv = mean_vector(question_words(q, matcher.positions, taken), meaning)
+        qv = mean_vector(question_words(r.q, r.matcher.positions, r.taken), meaning)
         if qv is None:
             return
-        around = {f.predicate for f in memory.store.facts_of(sorted(named), limit=100)} | gold
-        for predicate in sorted(around):
+        for predicate in sorted(r.around):
             pv = mean_vector(predicate_words(predicate), meaning)
             if pv is not None:
                 qs.append(qv)
                 ps.append(pv)
-                ys.append(float(predicate in gold))
+                ys.append(float(predicate in r.gold))
 
     for s in scenarios:
         replay(s, visit)

@@ -157,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             best = max(
                 (table.get((st, ps), 0.0) for _, st in a.words for _, ps in predicate_stems(p)),
                 default=0.0,
-            )  # noqa: E501
+            )
             row = [lx, vc, min(best, 6.0)]
             if with_model:
                 asked = model.question([w for w, _ in a.words], wv)
