@@ -578,13 +578,14 @@ class Featurizer:
         return out
 
     def _asked_for(self, excluded: frozenset[int]) -> Asked | None:
-        found = self._asked.get(excluded, False)
-        if found is False:
+        """The question's relation words outside ``excluded`` as the relation model reads
+        them (None when none has a vector), read once per anchor."""
+        if excluded not in self._asked:
             ctx = self.ctx
             assert ctx.relations is not None
             words = question_words(ctx.q, ctx.matcher.positions, excluded)
-            found = self._asked[excluded] = ctx.relations.question(words, ctx.meaning)
-        return found  # type: ignore[return-value]
+            self._asked[excluded] = ctx.relations.question(words, ctx.meaning)
+        return self._asked[excluded]
 
     def _learned_score(self, predicate: str, excluded: frozenset[int]) -> float | None:
         """P(the question asks for ``predicate``) by the relation model, with the words
