@@ -65,7 +65,8 @@ def predicate_words(predicate: str) -> tuple[str, ...]:
 
 def _project(v: np.ndarray, m: np.ndarray) -> tuple[float, ...]:
     """``v @ m``, each column summed with :func:`math.fsum` (the same on every CPU)."""
-    return tuple(math.fsum((v * col).tolist()) for col in m.T)
+    # (every product taken at once; fsum's sum is correctly rounded in any order)
+    return tuple(map(math.fsum, (v[:, None] * m).T.tolist()))
 
 
 class RelationModel:
