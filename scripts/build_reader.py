@@ -388,6 +388,7 @@ def fit_relations(
     qs: list[np.ndarray] = []
     ps: list[np.ndarray] = []
     ys: list[float] = []
+    vectors: dict[str, np.ndarray | None] = {}  # per predicate: most recur in many questions
 
     def visit(memory: Memory, turn: Turn, facts: dict[str, Turn]) -> None:
         r = relating(memory, turn, facts, meaning, linker)
@@ -397,7 +398,9 @@ def fit_relations(
         if qv is None:
             return
         for predicate in sorted(r.around):
-            pv = mean_vector(predicate_words(predicate), meaning)
+            if predicate not in vectors:
+                vectors[predicate] = mean_vector(predicate_words(predicate), meaning)
+            pv = vectors[predicate]
             if pv is not None:
                 qs.append(qv)
                 ps.append(pv)
