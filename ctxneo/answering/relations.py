@@ -11,8 +11,12 @@ rank, fitted by ``scripts/build_reader.py`` to tell the corpus's asked predicate
 others its questions' entities have. Through the vectors it carries what it learned to
 word pairs the corpus never met.
 
-Every sum is taken elementwise in a fixed order and rounded correctly (``math.fsum``),
-as :meth:`ctxneo.meaning.WordVectors.vector` does: BLAS rounds per CPU kernel, and the
+The score is linear in ``q``: ``q·w + b`` with ``w = a·p + U(pV)``, one vector per
+predicate, computed once and cached, so a question costs its mean vector and one dot
+product per predicate, with no projection of its own.
+
+Every sum is taken elementwise and rounded correctly (``math.fsum``), as
+:meth:`ctxneo.meaning.WordVectors.vector` does: BLAS rounds per CPU kernel, and the
 fitted reader splits on these scores, so they must be the same on every machine.
 """
 
@@ -79,7 +83,7 @@ class RelationModel:
         self.v = v.astype(np.float64)
         self.a = float(a)
         self.b = float(b)
-        self._predicates: dict[str, tuple[np.ndarray, tuple[float, ...]] | None] = {}
+        self._predicates: dict[str, np.ndarray | None] = {}
 
     @property
     def dims(self) -> int:
@@ -90,18 +94,22 @@ class RelationModel:
         q = mean_vector(words, meaning)
         if q is None or len(q) != self.dims:
             return None
-        return Asked(q, _project(q, self.u))
+        return Asked(q)
 
-    def _predicate(
-        self, predicate_words: Sequence[str], meaning: Meaning
-    ) -> tuple[np.ndarray, tuple[float, ...]] | None:
+    def _weights(self, predicate_words: Sequence[str], meaning: Meaning) -> np.ndarray | None:
+        """``w = a·p + U(pV)`` of a predicate's words (None when none has a vector)."""
         key = " ".join(predicate_words)
         try:
             return self._predicates[key]
         except KeyError:
             pass
         p = mean_vector(predicate_words, meaning)
-        found = None if p is None or len(p) != self.dims else (p, _project(p, self.v))
+        found: np.ndarray | None = None
+        if p is not None and len(p) == self.dims:
+            pv = np.asarray(_project(p, self.v))
+            # each w_i = a·p_i + sum_k U_ik (pV)_k, as one correctly rounded sum
+            terms = np.concatenate([(self.a * p)[:, None], self.u * pv[None, :]], 1)
+            found = np.fromiter(map(math.fsum, terms.tolist()), np.float64, len(p))
         if len(self._predicates) >= _PREDICATE_CACHE:
             self._predicates.clear()
         self._predicates[key] = found
@@ -110,13 +118,10 @@ class RelationModel:
     def score(self, asked: Asked, predicate_words: Sequence[str], meaning: Meaning) -> float:
         """The logit that the question asks for the relation named by ``predicate_words``
         (``b`` alone when the predicate's words have no vectors)."""
-        found = self._predicate(predicate_words, meaning)
-        if found is None:
+        w = self._weights(predicate_words, meaning)
+        if w is None:
             return self.b
-        p, pv = found
-        cos = math.fsum((asked.vector * p).tolist())
-        bilinear = math.fsum(x * y for x, y in zip(asked.projected, pv, strict=True))
-        return self.a * cos + bilinear + self.b
+        return math.fsum((asked.vector * w).tolist()) + self.b
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -132,14 +137,12 @@ class RelationModel:
 
 
 class Asked:
-    """A question's relation words as the model reads them: their unit mean vector and
-    its projection by ``U``."""
+    """A question's relation words as the model reads them: their unit mean vector."""
 
-    __slots__ = ("projected", "vector")
+    __slots__ = ("vector",)
 
-    def __init__(self, vector: np.ndarray, projected: tuple[float, ...]) -> None:
+    def __init__(self, vector: np.ndarray) -> None:
         self.vector = vector
-        self.projected = projected
 
 
 def sigmoid(x: float) -> float:
