@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from ctxneo.answering import DEFAULT_MIN_CONFIDENCE
+from ctxneo.answering.entities import cover
 from ctxneo.answering.features import kind_of
 from ctxneo.answering.forms import KINDS, KindModel
 from ctxneo.answering.learned import ReaderModel
@@ -223,6 +224,20 @@ def test_partial_ids_and_look_alikes_never_cross(memory: Memory) -> None:
     assert best(memory, "where's cx 318 hosted").values == ("rack 12",)
     assert best(memory, "status of pump 9?").values == ("running",)
     assert best(memory, "is pump nineteen running?").answer.startswith("no: stopped")
+
+
+def test_the_one_number_of_an_identifier_names_it_however_short(memory: Memory) -> None:
+    # "is 3 running?" names Press_3 as "15" names RC-15: a short number is an
+    # identifier's mark, not a weak part; of two numbers (Release_4_2) neither alone is.
+    assert cover(read_question("is press 3 running?"), "PP-3").coverage > 0
+    assert cover(read_question("is press 3 running?"), "PP-13").coverage == 0
+    assert cover(read_question("what's wrong with 08?"), "K-8").coverage > 0
+    assert cover(read_question("anything new on 2?"), "Release_4_2").coverage == 0
+    memory.remember_many(
+        [("Kiln_4", "FIRING_TEMP", "1250 C"), ("Kiln_14", "FIRING_TEMP", "1180 C")]
+    )
+    assert memory.trace("firing temp on the 4?").anchors[0] == "Kiln_4"
+    assert best(memory, "firing temp on the 4?").values == ("1250 C",)
 
 
 def test_a_look_alike_of_the_name_asked_about_is_never_read_as_it(memory: Memory) -> None:

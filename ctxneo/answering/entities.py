@@ -42,10 +42,18 @@ def _surface(surface: str) -> tuple[tuple[str, ...], bool, frozenset[str]]:
 
 
 @lru_cache(maxsize=100_000)
-def _plan(stems: tuple[str, ...]) -> tuple[frozenset[int], tuple[int, ...]]:
-    """A name's weak parts (stopwords, single letters) and the order its parts are matched
-    in: distinctive parts first, then weak ones, each in the name's order."""
-    weak = frozenset(i for i, n in enumerate(stems) if n in STOPWORDS or len(n) == 1)
+def _plan(stems: tuple[str, ...], identifier: bool) -> tuple[frozenset[int], tuple[int, ...]]:
+    """A name's weak parts (stopwords, single letters and digits) and the order its parts
+    are matched in: distinctive parts first, then weak ones, each in the name's order.
+
+    The one number of an identifier is never weak, however short: it is what tells
+    ``Press_3`` from ``Press_4``, and how people write it ("is 3 running?"), as "15"
+    names ``RC-15``. (Of two numbers, as in ``Release_4_2``, neither alone is.)"""
+    numbers = [i for i, n in enumerate(stems) if n.isdigit()]
+    mark = numbers[0] if identifier and len(numbers) == 1 else None
+    weak = frozenset(
+        i for i, n in enumerate(stems) if i != mark and (n in STOPWORDS or len(n) == 1)
+    )
     return weak, tuple(sorted(range(len(stems)), key=lambda i: (i in weak, i)))
 
 
@@ -71,7 +79,8 @@ def cover(question: Question, surface: str) -> Cover:
     ("picking station" for the ``PS`` of ``PS-05``). A stopword or one-letter
     part (the ``A`` of ``Source_A``, the ``2`` of ``Release_4_2``) only counts
     when it sits next to a matched distinctive part, in the name's order:
-    "Source A" links ``Source_A``, "a source" does not.
+    "Source A" links ``Source_A``, "a source" does not; an identifier's one
+    number is distinctive however short ("is 3 running?" of ``Press_3``).
     """
     stems, identifier, acronyms = _surface(surface)
     if not acronyms and not identifier:
@@ -90,7 +99,7 @@ def cover(question: Question, surface: str) -> Cover:
     matched: dict[int, tuple[int, float]] = {}  # name index -> (question position, strength)
     spelled: dict[int, list[int]] = {}  # name index -> the words spelling out an acronym
     used: set[int] = set()
-    weak, order = _plan(stems)
+    weak, order = _plan(stems, identifier)
     # Distinctive parts first, then weak ones; each at the position its matched
     # neighbours imply when the word is there ("the" of "The Unborn" is the one
     # before "Unborn", not the first "the" of the question).
