@@ -72,6 +72,19 @@ def test_scores_survive_the_model_file_round_trip(wv):
         assert rounded.score(asked, words, wv) == again.score(asked_again, words, wv)
 
 
+def test_the_score_is_the_cosine_and_the_low_rank_product_it_is_written_as(wv):
+    # Kept as one vector per predicate (a·p + U(pV)) for speed; it must stay the formula
+    # the build fits: a·cos(q, p) + (qU)·(pV) + b.
+    rng = np.random.default_rng(5)
+    u, v = rng.normal(0, 0.2, (wv.dims, 6)), rng.normal(0, 0.2, (wv.dims, 6))
+    model = RelationModel(u, v, 0.8, 0.3)
+    asked = model.question(["who", "signs", "off"], wv)
+    words = predicate_words("APPROVED_BY")
+    q, p = asked.vector, mean_vector(words, wv)
+    expected = 0.8 * float(q @ p) + float((q @ u) @ (p @ v)) + 0.3
+    assert model.score(asked, words, wv) == pytest.approx(expected, abs=1e-12)
+
+
 def test_a_predicate_without_vectors_scores_the_bias(wv):
     model = RelationModel(np.zeros((wv.dims, 2)), np.zeros((wv.dims, 2)), 1.0, -2.5)
     asked = model.question(["status"], wv)
