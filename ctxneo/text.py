@@ -251,16 +251,24 @@ def tokens(text: str) -> list[Token]:
 # room A?", "A's keys", "lot 7731-a").
 _LETTER_A = re.compile(r"(?<![^\W_])[aA](?![^\W_])")
 _CLAUSE_END = re.compile(r"\s*(?:[?.!,;:)\]]|$)")
+#: Nothing but spaces (or quotes, brackets, dashes) since the text's start or a
+#: sentence's end: where an article is written with a capital.
+_SENTENCE_START = re.compile(r"(?:^|[.?!:]\s)[\s\"'“‘(\[-]*$")
 
 
 def _name_letters(text: str) -> frozenset[int]:
-    """The written words (groups of :func:`_split`) that are the letter "a" of a name."""
+    """The written words (groups of :func:`_split`) that are the letter "a" of a name:
+    joined to a name ("Pump-A"), ending a clause ("is it on A?"), or a capital "A" inside
+    a sentence ("grinder A queue?", "the A shift"), which in text that is not all
+    capitals is a letter, never the article (written "a" there)."""
+    shouting = not any(ch.islower() for ch in text)
     at = {
         m.start()
         for m in _LETTER_A.finditer(text)
         if text[m.start() - 1 : m.start()] in ("-", "_")
         or text[m.end() : m.end() + 1] in ("-", "_", "'", "’")
         or _CLAUSE_END.match(text, m.end())
+        or (m.group() == "A" and not shouting and not _SENTENCE_START.search(text, 0, m.start()))
     }
     if not at:
         return frozenset()
