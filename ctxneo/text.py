@@ -261,18 +261,24 @@ def _name_letters(text: str) -> frozenset[int]:
     joined to a name ("Pump-A"), ending a clause ("is it on A?"), or a capital "A" inside
     a sentence ("grinder A queue?", "the A shift"), which in text that is not all
     capitals is a letter, never the article (written "a" there)."""
-    shouting = not any(ch.islower() for ch in text)
     at = {
         m.start()
         for m in _LETTER_A.finditer(text)
         if text[m.start() - 1 : m.start()] in ("-", "_")
         or text[m.end() : m.end() + 1] in ("-", "_", "'", "’")
         or _CLAUSE_END.match(text, m.end())
-        or (m.group() == "A" and not shouting and not _SENTENCE_START.search(text, 0, m.start()))
+        or (m.group() == "A" and _inside_a_sentence(text, m.start()))
     }
     if not at:
         return frozenset()
     return frozenset(g for g, m in enumerate(_WORD.finditer(text)) if m.start() in at)
+
+
+def _inside_a_sentence(text: str, at: int) -> bool:
+    """Whether the capital at ``at`` stands inside a sentence of a text not written all in
+    capitals (where a capital is no sign of anything). Read only for a capital "A": the
+    texts of facts pass through here as they are written."""
+    return text != text.upper() and not _SENTENCE_START.search(text, 0, at)
 
 
 @lru_cache(maxsize=256)
