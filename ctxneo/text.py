@@ -259,7 +259,7 @@ _SENTENCE_START = re.compile(r"(?:^|[.?!:]\s)[\s\"'“‘(\[-]*$")
 def _name_letters(text: str) -> frozenset[int]:
     """The written words (groups of :func:`_split`) that are the letter "a" of a name:
     joined to a name ("Pump-A"), ending a clause ("is it on A?"), or a capital "A" inside
-    a sentence ("grinder A queue?", "the A shift"), which in text that is not all
+    a sentence ("dryer A load?", "the A shift"), which in text that is not all
     capitals is a letter, never the article (written "a" there)."""
     at = {
         m.start()
