@@ -330,6 +330,7 @@ _SCALE_COLUMNS = (
     ("two_hop_p95_ms", "2-hop p95 ms", "{:.3f}"),
     ("two_hop_correct", "2-hop right", "{:.1%}"),
     ("round_trips_per_answer", "round trips/answer", "{:.2f}"),
+    ("round_trips_max", "round trips max", "{}"),
     # SQLite lookups of the same answers (embedded), RETURN 1 (Neo4j): see bench/scale.py.
     ("floor_p50_ms", "floor p50 ms", "{:.3f}"),
 )
@@ -410,7 +411,13 @@ def _kgqa_load_line(loaded: dict[str, Any], mode: str) -> str:
     rate = "–" if loaded["facts_per_s"] is None else f"{loaded['facts_per_s']:,.0f}"
     return (
         f"KB: {loaded['lines']:,} facts over {loaded['relations']} relations loaded in "
-        f"{loaded['seconds']:.1f} s ({rate} facts/s); mode: {mode}."
+        f"{loaded['seconds']:.1f} s ({rate} facts/s)"
+        + (
+            f"; the names copied to the client in {warm:.2f} s"
+            if (warm := loaded.get("warm_s") or 0) >= 0.01
+            else ""
+        )
+        + f"; mode: {mode}."
     )
 
 

@@ -379,6 +379,13 @@ class Memory:
         """
         self.store.clear()
 
+    def warm(self) -> None:
+        """Read now what the store keeps for answering (on Neo4j, its copy of the names),
+        so the first question costs no more round trips than the next: for a client
+        that lives for many questions (``ctxneo serve``, a benchmark). A no-op in
+        process."""
+        self.store.warm()
+
     def close(self) -> None:
         self.store.close()
 

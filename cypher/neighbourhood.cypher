@@ -2,10 +2,13 @@
 // reader's walk reads (see ctxneo/stores/neighbourhood.py for the plan), each read
 // with exactly the meaning of facts_of.cypher for one entity, so that the reader can
 // be served from it as if it had asked the store read by read:
-//  - first: each anchor's facts, current and closed, newest $first_limit;
+//  - first: each anchor's facts, current and closed, newest $first_limit, and of an
+//    anchor that filled it, alike its facts of the $best relations that read holds
+//    none of (`crowd`);
 //  - old: the ends of the anchors' closed facts, with their current facts (below);
 //  - second: the ends the anchors' current facts reach (the $ends best: through the
-//    relations the question names best ($relevance), then the newest), each with its
+//    relations the question names best ($relevance), then the newest; and every end
+//    the walk goes on from, `level`, wherever it ranks), each with its
 //    newest $later_limit facts (current only, or with history when $later_history),
 //    and, for an end whose read filled that limit but that has at most $hub_degree
 //    facts, its current facts of the $best relations (a bigger hub's are left to the
@@ -46,7 +49,19 @@ CALL (at) {
     WITH DISTINCT r ORDER BY r.seq DESC LIMIT $first_limit
     RETURN collect(r) AS rs
   }
-  RETURN collect({key: name, rs: rs}) AS first
+  // crowd: an anchor whose read filled its limit (a hub), its facts of the $best
+  // relations that read holds none of, with history, newest $first_limit (the walk's
+  // read of those its other relations crowded out: Walker._crowded_out)
+  WITH name, e, at, rs, CASE WHEN size(rs) >= $first_limit
+    THEN [p IN $best WHERE NOT p IN [r IN rs | type(r)]] ELSE [] END AS wanted
+  CALL (e, at, wanted) {
+    WITH e, at, wanted WHERE size(wanted) > 0
+    MATCH (e)-[r]-()
+    WHERE type(r) IN wanted AND r.valid_from <= at
+    WITH DISTINCT r ORDER BY r.seq DESC LIMIT $first_limit
+    RETURN collect(r) AS crowd
+  }
+  RETURN collect({key: name, rs: rs, crowd: crowd, wanted: wanted}) AS first
 }
 CALL (first, seen) {
   // The walk's first hop as it goes on (Walker._extend): the one-hop shapes of the
@@ -97,7 +112,7 @@ CALL (first, at, seen) {
   }
   RETURN collect({key: n.name, rs: rs}) AS old
 }
-CALL (first, seen) {
+CALL (first, seen, level) {
   UNWIND first AS g
   UNWIND g.rs AS r
   WITH g, r WHERE r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen)
@@ -105,8 +120,11 @@ CALL (first, seen) {
   WITH g, n, r WHERE NOT n.name IN $names
   WITH n, max(coalesce($relevance[type(r)], 0.0)) AS rel, max(r.seq) AS newest,
     collect(DISTINCT [g.key, type(r), endNode(r) = n, r.seq]) AS shapes
-  ORDER BY rel DESC, newest DESC LIMIT $ends
-  RETURN collect({n: n, rel: rel, shapes: shapes}) AS ends1
+  ORDER BY rel DESC, newest DESC
+  WITH collect({n: n, rel: rel, shapes: shapes}) AS ranked
+  // (and every end the walk goes on from: an unnamed relation's few ends rank last)
+  RETURN [i IN range(0, size(ranked) - 1)
+    WHERE i < $ends OR ranked[i].n.name IN level.ends | ranked[i]] AS ends1
 }
 CALL (ends1, level, at, seen) {
   UNWIND ends1 AS end

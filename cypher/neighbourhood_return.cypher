@@ -3,7 +3,7 @@
 // written in where NAMES_CHANGED stands).
 WITH at, memory, first, old, second, third
 CALL (first, old, second, third, at) {
-  UNWIND [g IN first | g.rs] + [g IN old | g.rs] + [g IN second | g.rs] + [g IN second | g.hub]
+  UNWIND [g IN first | g.rs] + [g IN first | g.crowd] + [g IN old | g.rs] + [g IN second | g.rs] + [g IN second | g.hub]
     + [g IN second | g.past] + [g IN third | g.rs] + [g IN third | g.hub] AS rs
   UNWIND rs AS r
   WITH DISTINCT r
@@ -16,7 +16,8 @@ CALL (first, old, second, third, at) {
 }
 NAMES_CHANGED
 RETURN at, facts, memory, changed,
-  [g IN first | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS first,
+  [g IN first | {key: g.key, seqs: [r IN g.rs | r.seq], crowd: [r IN g.crowd | r.seq],
+    wanted: g.wanted}] AS first,
   [g IN old | {key: g.key, seqs: [r IN g.rs | r.seq]}] AS old,
   [g IN second | {key: g.key, seqs: [r IN g.rs | r.seq], hub: [r IN g.hub | r.seq], read: g.read,
     past: [r IN g.past | r.seq]}] AS second,

@@ -382,3 +382,41 @@ def test_neo4j_reads_ahead_the_hubs_walks_as_the_walk_chooses_them(neo4j_server:
     finally:
         remote.clear()
         store.close()
+
+
+@pytest.mark.neo4j
+def test_neo4j_reads_ahead_the_ends_the_walk_goes_on_from_wherever_they_rank(
+    neo4j_server: Any,
+) -> None:
+    # A service's few ends through a relation the question does not name (its status)
+    # rank below the ends of the relation it names (the cluster's many services), but
+    # the walk goes on from them too; and an anchor with more facts than its first read
+    # holds (a hub) has its facts of the question's best relations read for it. Both
+    # are read with the neighbourhood, not in round trips of their own after it.
+    store = connect(neo4j_server, f"ahead-{uuid.uuid4().hex}")
+    remote, local = Memory(store), Memory.open()
+    facts = [(f"Svc_{i}", "RUNS_ON", "Cluster_North") for i in range(160)]
+    facts += [(f"Svc_{i}", "HAS_STATUS", "Degraded") for i in range(160, 400)]
+    facts += [
+        ("Svc_Gate", "HAS_STATUS", "Degraded"),
+        ("Svc_Gate", "RUNS_ON", "Cluster_North"),
+        ("Cluster_North", "MANAGED_BY", "Team_Ops"),
+        ("Degraded", "ESCALATED_TO", "Team_Oncall"),
+    ]
+    for m in (remote, local):
+        m.remember_many(facts)
+    remote.warm()
+    sent = record_statements(store)
+    try:
+        for q in [
+            "Which team manages the cluster Svc_Gate runs on?",
+            "Which services run on Cluster_North?",
+            "Who handles escalations for services that are Degraded?",
+        ]:
+            sent.clear()
+            a, b = remote.ask(q), local.ask(q)
+            assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
+            assert _walked(sent) == ["neighbourhood"], (q, sent)
+    finally:
+        remote.clear()
+        store.close()

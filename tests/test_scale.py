@@ -38,18 +38,21 @@ def test_remember_many_in_batches_equals_one_at_a_time() -> None:
 
 def test_bench_scale_json_has_a_row_per_size_and_growth() -> None:
     result = CliRunner().invoke(
-        main, ["bench", "scale", "--facts", "500,2000", "--silent", "--json"]
+        main, ["bench", "scale", "--facts", "500,5000", "--silent", "--json"]
     )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert [r["backend"] for r in doc["rows"]] == ["networkx", "networkx"]
     small, large = (r["facts"] for r in doc["rows"])
-    assert 400 < small < 600 and 1_800 < large < 2_200  # one row per asked size, in order
+    assert 400 < small < 600 and 4_500 < large < 5_500  # one row per asked size, in order
     for row in doc["rows"]:
         assert row["backend"] == "networkx"
         assert row["direct_correct"] == 1.0 and row["two_hop_correct"] == 1.0
-        assert row["ingest_batch_per_s"] > 0 and row["rss_bytes_per_fact"] > 0
+        assert row["ingest_batch_per_s"] > 0 and row["rss_bytes_per_fact"] >= 0
         assert row["floor_p50_ms"] > 0  # (the SQLite lookups answered right: it asserts so)
+    # (a few thousand facts may fit in pages the process already holds, freed by its
+    # warm-up: RSS grows measurably only with a bigger memory)
+    assert doc["rows"][1]["rss_bytes_per_fact"] > 0
     assert set(doc["growth"]["networkx"]) >= {"direct_p50", "two_hop_p50", "ingest_batch"}
 
 
@@ -78,4 +81,8 @@ def test_bench_scale_on_neo4j(neo4j_server: Any) -> None:
     # (read on their own, so that the neighbourhood's text is one for every question): a
     # read the neighbourhood did not cover would add one. 5.6-6 before the read ahead.
     assert 1 <= row["round_trips_per_answer"] <= 3.5
+    # The names copied before the first question (warmed, timed): no answer, the first
+    # included, reads more than its described relations and its neighbourhood.
+    assert row["round_trips_p50"] == 1 and row["round_trips_max"] <= 2
+    assert row["warm_ms"] > 0
     assert row["floor_p50_ms"] > 0

@@ -120,9 +120,11 @@ def serve(
         assert uri is not None
 
         def opener() -> Memory:
-            return Memory.open(
+            memory = Memory.open(
                 uri=uri, user=user, password=password, database=database, namespace=namespace
             )
+            memory.warm()  # (the names copied once here, not in the first question)
+            return memory
 
         name = f"Neo4j {uri}, namespace {namespace!r}" + (
             f", database {database!r}" if database else ""

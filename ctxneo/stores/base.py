@@ -321,6 +321,12 @@ class Store(ABC):
         """
         return None  # (in process the vocabulary is read when asked: nothing to check)
 
+    def warm(self) -> None:  # noqa: B027 - a store with nothing to keep reads nothing
+        """Fill what this connection keeps for answering, now rather than in its first
+        question (a remote store's copy of the names: see :meth:`known_predicates`), so
+        that a long-lived client's first answer costs what the others do. Nothing in
+        process, whose indexes are the memory's own."""
+
     def known_predicates(self) -> list[str] | None:
         """The predicates as this connection last read them, without a read of their
         own (a store that keeps the names in process reads them whole here the first
