@@ -2,7 +2,10 @@
 // stems match (full-text index, this namespace's tag) and the entities whose facts were
 // said in words that hold each stem (every one, for a stem said of at most $said_max
 // of them). Followed by vocabulary_return.cypher (the predicates in use and those
-// declared multi-valued), or by described_ahead*.cypher.
+// declared multi-valued), or by described_ahead*.cypher. The indexes are eventually
+// consistent (search_schema.cypher): the read first waits for the writes committed
+// before it (this client's, whose bookmark it started after, and others').
+CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
 CALL () {
   CALL db.index.fulltext.queryNodes('ctxneo_entity_search', $query, {limit: $limit})
   YIELD node, score

@@ -13,6 +13,7 @@ from conftest import record_statements
 from ctxneo.memory import Memory
 from ctxneo.model import NewFact
 from ctxneo.stores.neo4j import Neo4jStore
+from ctxneo.text import stem
 
 pytestmark = pytest.mark.neo4j
 
@@ -134,6 +135,25 @@ def test_a_namespace_too_big_to_copy_is_linked_on_the_server(
     two.remember("Svc_Search", "OWNED_BY", "Team_Find")
     answer, ran = _reads(one, "Who owns Svc_Search?")
     assert (answer, _walks(ran)) == ("Team_Find", ["vocabulary", "neighbourhood"])
+
+
+def test_a_search_on_the_server_finds_what_was_written_just_before(
+    two_clients: tuple[Memory, Memory],
+) -> None:
+    # The full-text indexes are eventually consistent (cypher/search_schema.cypher): a
+    # search waits for what was committed before it, by this client or another, so each
+    # write is found by the search made the moment it returns.
+    one, two = two_clients
+    for client in (one, two):
+        client.store.names_max = 0  # type: ignore[attr-defined]  # (every search on the server)
+    for i in range(40):
+        writer, searcher = (one, two) if i % 2 else (two, one)
+        mark = "".join(chr(ord("a") + int(d)) for d in f"{i:02d}")  # (one word: aa, ab, ...)
+        name = f"Svc_Kestrel{mark}"
+        writer.remember(name, "OWNED_BY", f"Team_{i}", text=f"the vireo{mark} box")
+        found = searcher.store.find_entities([stem(f"kestrel{mark}")])
+        assert [h.name for h in found] == [name], i
+        assert name in [h.name for h in writer.store.find_entities([stem(f"vireo{mark}")])], i
 
 
 def test_both_stores_find_the_same_entities(two_clients: tuple[Memory, Memory]) -> None:

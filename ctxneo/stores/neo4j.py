@@ -442,7 +442,11 @@ class Neo4jStore(Store):
         from neo4j.exceptions import ClientError
 
         with self._session() as session:
-            for statement in [*cypher.statements("schema"), *cypher.statements("said_schema")]:
+            for statement in [
+                *cypher.statements("search_schema"),  # (first: see the file)
+                *cypher.statements("schema"),
+                *cypher.statements("said_schema"),
+            ]:
                 try:
                     session.run(statement).consume()
                 except ClientError as e:
@@ -1193,9 +1197,11 @@ class Neo4jStore(Store):
         self._settle()
 
     def _settle(self) -> None:
-        """Wait until the full-text index has what was written (a load is then searchable)."""
+        """Wait until the full-text indexes have what was written (a load is then
+        searchable; they are eventually consistent: see cypher/search_schema.cypher)."""
         with self._session() as session:
             session.run("CALL db.awaitIndexes(120)").consume()
+            session.run("CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()").consume()
 
     def image(self) -> MemoryImage:
         """The whole memory, read under the namespace's write lock: no write lands midway."""
