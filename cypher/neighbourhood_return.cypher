@@ -3,8 +3,9 @@
 // written in where NAMES_CHANGED stands).
 WITH at, memory, first, old, second, third
 CALL (first, old, second, third, at) {
-  UNWIND [g IN first | g.rs] + [g IN first | g.crowd] + [g IN old | g.rs] + [g IN second | g.rs] + [g IN second | g.hub]
-    + [g IN second | g.past] + [g IN third | g.rs] + [g IN third | g.hub] AS rs
+  UNWIND [g IN first | g.rs] + [g IN first | g.crowd] + [g IN old | g.rs]
+    + [g IN second | g.rs] + [g IN second | g.hub] + [g IN second | g.past]
+    + [g IN third | g.rs] + [g IN third | g.hub] AS rs
   UNWIND rs AS r
   WITH DISTINCT r
   RETURN collect({
