@@ -2,9 +2,9 @@
 // reader's walk reads (see ctxneo/stores/neighbourhood.py for the plan), each read
 // with exactly the meaning of facts_of.cypher for one entity, so that the reader can
 // be served from it as if it had asked the store read by read:
-//  - first: each anchor's facts, current and closed, newest $first_limit, and of an
-//    anchor that filled it, alike its facts of the $best relations that read holds
-//    none of (`crowd`);
+//  - first: each anchor's facts, current and closed, newest $first_limit; and for an
+//    anchor walked from that filled it, its facts of the $best relations that read
+//    holds none of, the same way (`crowd`);
 //  - old: the ends of the anchors' closed facts, with their current facts (below);
 //  - second: the ends the anchors' current facts reach (the $ends best: through the
 //    relations the question names best ($relevance), then the newest; and every end
@@ -49,10 +49,13 @@ CALL (at) {
     WITH DISTINCT r ORDER BY r.seq DESC LIMIT $first_limit
     RETURN collect(r) AS rs
   }
-  // crowd: an anchor whose read filled its limit (a hub), its facts of the $best
-  // relations that read holds none of, with history, newest $first_limit (the walk's
-  // read of those its other relations crowded out: Walker._crowded_out)
+  // crowd: an anchor the walk walks from whose read filled its limit (a hub), its
+  // facts of the $best relations that read holds none of, with history, newest
+  // $first_limit (the walk's read of those its other relations crowded out:
+  // Walker._crowded_out); not a hub of more than $hub_degree facts, whose facts
+  // filtered by type would be read all (the walk's own read of them is typed)
   WITH name, e, at, rs, CASE WHEN size(rs) >= $first_limit
+    AND (size($walked) = 0 OR name IN $walked) AND COUNT { (e)--() } <= $hub_degree
     THEN [p IN $best WHERE NOT p IN [r IN rs | type(r)]] ELSE [] END AS wanted
   CALL (e, at, wanted) {
     WITH e, at, wanted WHERE size(wanted) > 0
@@ -69,10 +72,11 @@ CALL (first, seen) {
   // relation for their anchor ($relevance_of), then by how few walks they hold (at most
   // $paths counted), their anchor's name and their oldest fact; the $shapes best and
   // every shape of at most $small ends are chosen, and the first $frontier ends of
-  // those, in that order, each shape's oldest fact first, are the ends walked on from.
+  // those, in that order, each shape's oldest fact first, and the first $frontier of
+  // the chosen shapes of few ends, are the ends walked on from.
   UNWIND first AS g
   WITH g WHERE size($walked) = 0 OR g.key IN $walked
-  UNWIND g.rs AS r
+  UNWIND g.rs + g.crowd AS r  // (the walk steps along the crowded-out facts too)
   WITH g, r WHERE r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen)
   UNWIND [s IN [[true, endNode(r)], [false, startNode(r)]]
     WHERE CASE WHEN s[0] THEN startNode(r).name ELSE endNode(r).name END = g.key] AS step
@@ -87,10 +91,13 @@ CALL (first, seen) {
   WITH [i IN range(0, size(ranked) - 1) WHERE i < $shapes OR ranked[i].few | ranked[i]] AS chosen
   WITH chosen, reduce(acc = [], e IN reduce(all = [], c IN chosen | all + c.ends) |
       CASE WHEN size(acc) >= $frontier OR e IN acc THEN acc ELSE acc + e END) AS frontier
+  // (and the first $frontier ends of the shapes of few ends, read whole by the walk)
+  WITH chosen, frontier, reduce(acc = [], e IN reduce(all = [], c IN chosen |
+      all + CASE WHEN c.few THEN c.ends ELSE [] END) |
+      CASE WHEN size(acc) >= $frontier OR e IN acc THEN acc ELSE acc + e END) AS few
   RETURN {
     shapes: [c IN chosen | c.shape],
-    ends: frontier + [e IN reduce(all = [], c IN chosen | all + CASE WHEN c.few THEN c.ends
-      ELSE [] END) WHERE NOT e IN frontier]
+    ends: frontier + [e IN few WHERE NOT e IN frontier]
   } AS level
 }
 CALL (first, at, seen) {
@@ -98,7 +105,7 @@ CALL (first, at, seen) {
   // anchors' closed facts, each with its current facts, newest $later_limit (what an
   // earlier value holds now: "the shed the crate was first in: who has its keys?")
   UNWIND first AS g
-  UNWIND g.rs AS r
+  UNWIND g.rs + g.crowd AS r
   WITH r WHERE $later_history AND r.valid_to IS NOT NULL AND r.valid_to <= seen
   UNWIND [startNode(r), endNode(r)] AS n
   WITH n, r WHERE NOT n.name IN $names
@@ -114,7 +121,7 @@ CALL (first, at, seen) {
 }
 CALL (first, seen, level) {
   UNWIND first AS g
-  UNWIND g.rs AS r
+  UNWIND g.rs + g.crowd AS r
   WITH g, r WHERE r.valid_from <= seen AND (r.valid_to IS NULL OR r.valid_to > seen)
   UNWIND [startNode(r), endNode(r)] AS n
   WITH g, n, r WHERE NOT n.name IN $names

@@ -395,13 +395,14 @@ def test_neo4j_reads_ahead_the_ends_the_walk_goes_on_from_wherever_they_rank(
     # are read with the neighbourhood, not in round trips of their own after it.
     store = connect(neo4j_server, f"ahead-{uuid.uuid4().hex}")
     remote, local = Memory(store), Memory.open()
-    facts = [(f"Svc_{i}", "RUNS_ON", "Cluster_North") for i in range(160)]
+    # (the hub's escalation written first: its newest 200 facts are all statuses)
+    facts = [("Degraded", "ESCALATED_TO", "Team_Oncall")]
+    facts += [(f"Svc_{i}", "RUNS_ON", "Cluster_North") for i in range(160)]
     facts += [(f"Svc_{i}", "HAS_STATUS", "Degraded") for i in range(160, 400)]
     facts += [
         ("Svc_Gate", "HAS_STATUS", "Degraded"),
         ("Svc_Gate", "RUNS_ON", "Cluster_North"),
         ("Cluster_North", "MANAGED_BY", "Team_Ops"),
-        ("Degraded", "ESCALATED_TO", "Team_Oncall"),
     ]
     for m in (remote, local):
         m.remember_many(facts)
@@ -417,6 +418,9 @@ def test_neo4j_reads_ahead_the_ends_the_walk_goes_on_from_wherever_they_rank(
             a, b = remote.ask(q), local.ask(q)
             assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
             assert _walked(sent) == ["neighbourhood"], (q, sent)
+        # (the crowded-out fact was read ahead and served: it is the answer)
+        escalated = remote.ask("Who handles escalations for Degraded?", min_confidence=0)
+        assert "Team_Oncall" in escalated.values
     finally:
         remote.clear()
         store.close()

@@ -1197,11 +1197,10 @@ class Neo4jStore(Store):
         self._settle()
 
     def _settle(self) -> None:
-        """Wait until the full-text indexes have what was written (a load is then
-        searchable; they are eventually consistent: see cypher/search_schema.cypher)."""
+        """Wait until the indexes are online (a load is then searchable: a search itself
+        waits for the writes committed before it, see cypher/vocabulary_words.cypher)."""
         with self._session() as session:
             session.run("CALL db.awaitIndexes(120)").consume()
-            session.run("CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()").consume()
 
     def image(self) -> MemoryImage:
         """The whole memory, read under the namespace's write lock: no write lands midway."""
