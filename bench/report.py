@@ -320,6 +320,7 @@ _SCALE_COLUMNS = (
     ("backend", "backend", "{}"),
     ("facts", "facts", "{:,}"),
     ("ingest_one_per_s", "ingest 1-by-1/s", "{:,.0f}"),
+    ("ingest_one_p50_ms", "1-by-1 p50 ms", "{:.2f}"),
     ("ingest_batch_per_s", "ingest batched/s", "{:,.0f}"),
     ("ingest_journal_per_s", "journal batched/s", "{:,.0f}"),
     ("rss_bytes_per_fact", "RSS B/fact", "{:,.0f}"),
