@@ -64,7 +64,7 @@ def _ingest(memory: Memory, facts: Sequence[NewFact], batch: int | None) -> floa
 def _one_by_one(memory: Memory, facts: Sequence[NewFact]) -> list[float]:
     """Each fact written alone (one transaction each): the seconds each write took."""
     memory.declare_multi_valued(*MULTI_VALUED)
-    took = []
+    took: list[float] = []
     for fact in facts:
         start = time.perf_counter()
         memory.store.remember(fact)
