@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -94,6 +95,31 @@ def _walked(sent: list[str]) -> list[str]:
         for n in sent
         if n not in ("names_all", "vocabulary", "described", "facts_of_few_subjects")
     ]
+
+
+@pytest.fixture
+def pair(neo4j_server: Any) -> Iterator[tuple[Any, Memory, Memory]]:
+    """A Neo4j store in a namespace of its own, a memory over it and an embedded memory,
+    to be filled alike; the namespace is cleared after (one left behind shows in other
+    tests' listings of the server)."""
+    store = connect(neo4j_server, f"ahead-{uuid.uuid4().hex}")
+    remote = Memory(store)
+    try:
+        yield store, remote, Memory.open()
+    finally:
+        remote.clear()
+        store.close()
+
+
+def _asked_alike_in_one_walk(
+    remote: Memory, local: Memory, sent: list[str], question: str, **kw: Any
+) -> None:
+    """``question`` answered alike by both stores (answer, reading and context), the
+    Neo4j one walking the graph in one neighbourhood read."""
+    sent.clear()
+    a, b = remote.ask(question, **kw), local.ask(question, **kw)
+    assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
+    assert _walked(sent) == ["neighbourhood"], (question, sent)
 
 
 @pytest.mark.neo4j
@@ -248,28 +274,21 @@ def test_neo4j_reads_described_relations_ahead_as_it_reads_them_alone(neo4j_serv
 
 
 @pytest.mark.neo4j
-def test_neo4j_serves_an_asker_the_memory_has_no_entity_of_ahead(neo4j_server: Any) -> None:
+def test_neo4j_serves_an_asker_the_memory_has_no_entity_of_ahead(
+    pair: tuple[Any, Memory, Memory],
+) -> None:
     # "Which team owns Svc_7, and what do I run on?" asked by an agent no fact names: the
     # asker is an anchor with no facts, which the walk is served without a read.
-    store: Any = connect(neo4j_server, f"ahead-{uuid.uuid4().hex}")
-    remote, local = Memory(store), Memory.open()
+    store, remote, local = pair
     for m in (remote, local):
         _fill(m)
     sent = record_statements(store)
-    try:
-        for q in ["Which team owns my service Svc_7?", "What do I run on?"]:
-            sent.clear()
-            a = remote.ask(q, speaker="Agent_Nobody")
-            b = local.ask(q, speaker="Agent_Nobody")
-            assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
-            assert _walked(sent) == ["neighbourhood"], (q, sent)
-            # Several readings send the facts around them too, the same on both stores.
-            a = remote.ask(q, speaker="Agent_Nobody", k=3)
-            b = local.ask(q, speaker="Agent_Nobody", k=3)
-            assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
-    finally:
-        remote.clear()
-        store.close()
+    for q in ["Which team owns my service Svc_7?", "What do I run on?"]:
+        _asked_alike_in_one_walk(remote, local, sent, q, speaker="Agent_Nobody")
+        # Several readings send the facts around them too, the same on both stores.
+        a = remote.ask(q, speaker="Agent_Nobody", k=3)
+        b = local.ask(q, speaker="Agent_Nobody", k=3)
+        assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
 
 
 @pytest.mark.neo4j
@@ -307,10 +326,9 @@ def test_neo4j_puts_described_relations_together_from_those_it_read(neo4j_server
 
 @pytest.mark.neo4j
 def test_a_neo4j_answer_takes_two_round_trips_and_answers_as_the_embedded_store(
-    neo4j_server: Any,
+    pair: tuple[Any, Memory, Memory],
 ) -> None:
-    store = connect(neo4j_server, f"ahead-{uuid.uuid4().hex}")
-    remote, local = Memory(store), Memory.open()
+    store, remote, local = pair
     for m in (remote, local):
         _fill(m)
     questions = [
@@ -321,26 +339,22 @@ def test_a_neo4j_answer_takes_two_round_trips_and_answers_as_the_embedded_store(
         "Who leads the team that owned Svc_3 before Team_2?",  # (an earlier value's relation)
     ]
     trips, with_evidence = [], []
-    try:
-        for q in questions:
-            before = store.reads  # type: ignore[attr-defined]
-            a, b = remote.ask(q), local.ask(q)
-            trips.append(store.reads - before)  # type: ignore[attr-defined]
-            assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
-            before = store.reads  # type: ignore[attr-defined]
-            a, b = remote.ask(q, k=3), local.ask(q, k=3)
-            with_evidence.append(store.reads - before)  # type: ignore[attr-defined]
-            assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
-        # The vocabulary (with the described relations read ahead) and the neighbourhood;
-        # the connection's first question reads its described relations alone (it has not
-        # seen the memory's predicates yet, to choose them from).
-        assert trips[0] <= 3 and max(trips[1:]) <= 2, trips
-        # Asked again for several readings: the neighbourhood (the described relations are
-        # kept), and at most one read of the facts around the readings that it did not hold.
-        assert max(with_evidence) <= 2, with_evidence
-    finally:  # (a namespace left behind shows in other tests' listings of the server)
-        remote.clear()
-        store.close()
+    for q in questions:
+        before = store.reads
+        a, b = remote.ask(q), local.ask(q)
+        trips.append(store.reads - before)
+        assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
+        before = store.reads
+        a, b = remote.ask(q, k=3), local.ask(q, k=3)
+        with_evidence.append(store.reads - before)
+        assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
+    # The vocabulary (with the described relations read ahead) and the neighbourhood;
+    # the connection's first question reads its described relations alone (it has not
+    # seen the memory's predicates yet, to choose them from).
+    assert trips[0] <= 3 and max(trips[1:]) <= 2, trips
+    # Asked again for several readings: the neighbourhood (the described relations are
+    # kept), and at most one read of the facts around the readings that it did not hold.
+    assert max(with_evidence) <= 2, with_evidence
 
 
 def _films(memory: Memory) -> None:
@@ -359,42 +373,35 @@ def _films(memory: Memory) -> None:
 
 
 @pytest.mark.neo4j
-def test_neo4j_reads_ahead_the_hubs_walks_as_the_walk_chooses_them(neo4j_server: Any) -> None:
-    store = connect(neo4j_server, f"ahead-{uuid.uuid4().hex}")
-    remote, local = Memory(store), Memory.open()
+def test_neo4j_reads_ahead_the_hubs_walks_as_the_walk_chooses_them(
+    pair: tuple[Any, Memory, Memory],
+) -> None:
+    store, remote, local = pair
     for m in (remote, local):
         _films(m)
     sent = record_statements(store)
-    try:
-        for q in [
-            "Who directed Film_7?",
-            "Which genres are the films directed by Director_7 in?",
-            "When were the films that share a genre with Film_12 released?",
-            "Did Director_3 direct Film_63?",  # (a slot's past may be asked: histories too)
-        ]:
-            sent.clear()
-            a, b = remote.ask(q), local.ask(q)
-            assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
-            # (linking words and the relations a question describes are reads of their own)
-            assert _walked(sent) == ["neighbourhood"], (q, sent)
-            a, b = remote.ask(q, k=3), local.ask(q, k=3)
-            assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
-    finally:
-        remote.clear()
-        store.close()
+    for q in [
+        "Who directed Film_7?",
+        "Which genres are the films directed by Director_7 in?",
+        "When were the films that share a genre with Film_12 released?",
+        "Did Director_3 direct Film_63?",  # (a slot's past may be asked: histories too)
+    ]:
+        # (linking words and the relations a question describes are reads of their own)
+        _asked_alike_in_one_walk(remote, local, sent, q)
+        a, b = remote.ask(q, k=3), local.ask(q, k=3)
+        assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
 
 
 @pytest.mark.neo4j
 def test_neo4j_reads_ahead_the_ends_the_walk_goes_on_from_wherever_they_rank(
-    neo4j_server: Any,
+    pair: tuple[Any, Memory, Memory],
 ) -> None:
     # A service's few ends through a relation the question does not name (its status)
     # rank below the ends of the relation it names (the cluster's many services), but
     # the walk goes on from them too; and an anchor with more facts than its first read
     # holds (a hub) has its facts of the question's best relations read for it. Both
     # are read with the neighbourhood, not in round trips of their own after it.
-    store = connect(neo4j_server, f"ahead-{uuid.uuid4().hex}")
-    remote, local = Memory(store), Memory.open()
+    store, remote, local = pair
     # (the hub's escalation written first: its newest 200 facts are all statuses)
     facts = [("Degraded", "ESCALATED_TO", "Team_Oncall")]
     facts += [(f"Svc_{i}", "RUNS_ON", "Cluster_North") for i in range(160)]
@@ -408,19 +415,12 @@ def test_neo4j_reads_ahead_the_ends_the_walk_goes_on_from_wherever_they_rank(
         m.remember_many(facts)
     remote.warm()
     sent = record_statements(store)
-    try:
-        for q in [
-            "Which team manages the cluster Svc_Gate runs on?",
-            "Which services run on Cluster_North?",
-            "Who handles escalations for services that are Degraded?",
-        ]:
-            sent.clear()
-            a, b = remote.ask(q), local.ask(q)
-            assert (a.answer, a.reading, a.context) == (b.answer, b.reading, b.context)
-            assert _walked(sent) == ["neighbourhood"], (q, sent)
-        # (the crowded-out fact was read ahead and served: it is the answer)
-        escalated = remote.ask("Who handles escalations for Degraded?", min_confidence=0)
-        assert "Team_Oncall" in escalated.values
-    finally:
-        remote.clear()
-        store.close()
+    for q in [
+        "Which team manages the cluster Svc_Gate runs on?",
+        "Which services run on Cluster_North?",
+        "Who handles escalations for services that are Degraded?",
+    ]:
+        _asked_alike_in_one_walk(remote, local, sent, q)
+    # (the crowded-out fact was read ahead and served: it is the answer)
+    escalated = remote.ask("Who handles escalations for Degraded?", min_confidence=0)
+    assert "Team_Oncall" in escalated.values
