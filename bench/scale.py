@@ -50,14 +50,13 @@ def _rate(count: int, seconds: float) -> float:
 
 
 def _ingest(memory: Memory, facts: Sequence[NewFact], batch: int | None) -> float:
+    """The seconds ``facts`` took to write, one at a time or in batches of ``batch``."""
+    if batch is None:
+        return sum(_one_by_one(memory, facts))
     memory.declare_multi_valued(*MULTI_VALUED)
     start = time.perf_counter()
-    if batch is None:
-        for fact in facts:
-            memory.store.remember(fact)
-    else:
-        for i in range(0, len(facts), batch):
-            memory.remember_many(facts[i : i + batch])
+    for i in range(0, len(facts), batch):
+        memory.remember_many(facts[i : i + batch])
     return time.perf_counter() - start
 
 
