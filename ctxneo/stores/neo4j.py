@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import itertools
 import logging
 import os
 import random
@@ -1594,7 +1595,7 @@ class Neo4jStore(Store):
             budget=plan.budget,
         )
         self._at = row["at"]
-        facts = {f.seq: f for f in map(_fact, row["facts"])}
+        facts = {f.seq: f for f in itertools.starmap(Fact, row["facts"])}
 
         def read(
             seqs: list[int], history: bool, limit: int, only: Sequence[str] | None
