@@ -329,7 +329,12 @@ def test_start_export_prints_what_a_shell_needs(local: LocalNeo4j) -> None:
         f"export NEO4J_URI={info.uri} NEO4J_USER=neo4j NEO4J_PASSWORD={local.password()}\n"
     )
     assert local_credentials(info.uri, local.data_dir) == ("neo4j", local.password())
-    assert local_credentials(info.uri.replace("127.0.0.1", "localhost"), local.data_dir)
+    # localhost only where it names 127.0.0.1 alone; never another loopback address,
+    # where any user may listen on the same port and read the password
+    localhost = {a[4][0] for a in socket.getaddrinfo("localhost", None)} == {"127.0.0.1"}
+    found = local_credentials(info.uri.replace("127.0.0.1", "localhost"), local.data_dir)
+    assert (found is not None) == localhost
+    assert local_credentials(f"bolt://[::1]:{info.port}", local.data_dir) is None
     assert local_credentials(f"bolt://127.0.0.1:{info.port + 1}", local.data_dir) is None
     assert local_credentials(f"bolt://example.com:{info.port}", local.data_dir) is None
 

@@ -616,7 +616,25 @@ def _tail(path: Path, lines: int = 15) -> str:
         return ""
 
 
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+#: The one address the launcher listens on (CtxneoNeo4j.java). The password goes to it
+#: alone: any user may listen on another loopback address with the same port (``::1``
+#: among them) and read a password sent there, as Bolt is not encrypted here.
+_LISTENS_ON = "127.0.0.1"
+
+
+def _only_the_launchers_address(host: str | None) -> bool:
+    """Whether connecting to ``host`` can only reach the launcher's address: 127.0.0.1
+    itself, or ``localhost`` where it names no other address (where it also names
+    ``::1``, as many systems' hosts files have it, the driver may connect there first)."""
+    if host == _LISTENS_ON:
+        return True
+    if host != "localhost":
+        return False
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except OSError:
+        return False
+    return found == {_LISTENS_ON}
 
 
 def local_credentials(uri: str, data_dir: Path | None = None) -> tuple[str, str] | None:
@@ -626,8 +644,9 @@ def local_credentials(uri: str, data_dir: Path | None = None) -> tuple[str, str]
     without ``data_dir``, the one on :func:`default_data_dir` or on the data
     directory registered for the URI's port (a server started with ``--data``).
     Either must be running now as this user's launcher on that port, so a port
-    that another program took over never gets the password; any other URI
-    gives ``None``.
+    that another program took over never gets the password; and the URI must
+    reach only the address the launcher listens on, 127.0.0.1 (see
+    :data:`_LISTENS_ON`). Any other URI gives ``None``.
     """
     from urllib.parse import urlsplit
 
@@ -636,7 +655,7 @@ def local_credentials(uri: str, data_dir: Path | None = None) -> tuple[str, str]
         host, port = parts.hostname, parts.port
     except (ValueError, TypeError):
         return None
-    if host not in _LOOPBACK or port is None:
+    if port is None or not _only_the_launchers_address(host):
         return None
     if data_dir is not None:
         candidates = [Path(data_dir)]
