@@ -304,15 +304,19 @@ class Memory:
             raise InvalidFactError(
                 f"min_confidence must be a number from 0 to 1, got {min_confidence!r}"
             )
-        return self._answerer.ask(
-            question,
-            speaker=speaker,
-            as_of=as_of,
-            k=k,
-            min_confidence=min_confidence,
-            max_tokens=max_tokens,
-            topic=topic,
-        )
+        reader = self._answerer  # (made before the store is held: it loads the model)
+        # (one state for all the answer's reads: a write between two of them could join
+        # a fact with one that replaced its neighbour)
+        with self.store.one_state():
+            return reader.ask(
+                question,
+                speaker=speaker,
+                as_of=as_of,
+                k=k,
+                min_confidence=min_confidence,
+                max_tokens=max_tokens,
+                topic=topic,
+            )
 
     def trace(self, question: str, *, speaker: str | None = None, k: int = 10) -> Trace:
         """How ``question`` is read, stage by stage: the anchors linked and the best
@@ -320,7 +324,9 @@ class Memory:
         ``ctxneo bench --diagnose``)."""
         _check_question(question)
         check_int(k, "k", minimum=1)
-        return self._answerer.trace(question, speaker=speaker, k=min(k, MAX_READINGS))
+        reader = self._answerer
+        with self.store.one_state():
+            return reader.trace(question, speaker=speaker, k=min(k, MAX_READINGS))
 
     def current(self, subject: str, predicate: str | None = None) -> list[Fact]:
         """The current facts of ``subject`` (and ``predicate``), oldest first."""

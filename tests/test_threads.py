@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import random
 import string
+import subprocess
 import sys
+import threading
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import snowballstemmer
 
-from ctxneo import Memory
+from ctxneo import UNKNOWN, Memory
 from ctxneo.text import stem
 
 
@@ -81,3 +85,67 @@ def test_asking_from_many_threads_gives_every_thread_the_same_answers() -> None:
     with ThreadPoolExecutor(max_workers=8) as pool:
         together = list(pool.map(lambda q: memory.ask(q).answer, questions(seed=12)))
     assert together == alone
+
+
+#: Two states of one memory, each answering the question below alone: the service
+#: Checkout depends on is Payments, owned by Team_Red (A), or Ledger, owned by Team_Blue,
+#: while Payments has passed to Team_Green (B).
+_STATE_A = [("Checkout", "DEPENDS_ON", "Payments"), ("Payments", "OWNED_BY", "Team_Red")]
+_STATE_B = [("Checkout", "DEPENDS_ON", "Ledger"), ("Payments", "OWNED_BY", "Team_Green")]
+
+
+_FLIP_IN_ANOTHER_PROCESS = """
+import sys
+from pathlib import Path
+from ctxneo import Memory
+memory = Memory.open(sys.argv[1], fsync="off")
+a, b = {a!r}, {b!r}
+print("flipping", flush=True)
+for _ in range(2000):
+    if Path(sys.argv[2]).exists():
+        break
+    memory.remember_many(b)
+    memory.remember_many(a)
+"""
+
+
+@pytest.mark.parametrize("writer", ["another thread", "another process"])
+def test_an_answer_reads_one_state_of_the_memory_while_it_is_written(
+    tmp_path: Path, writer: str
+) -> None:
+    # An answer that read its first hop in one state and its second in the other joins
+    # Checkout -> Payments with Payments -> Team_Green: an answer no state ever gave.
+    # Without one state per answer, 5-25% of the answers here were Team_Green.
+    sys.setswitchinterval(1e-4)  # (every microsecond, as the other tests here: too slow)
+    path = tmp_path / "memory.jsonl"
+    memory = Memory.open(path, fsync="off")
+    memory.remember_many([*_STATE_A, ("Ledger", "OWNED_BY", "Team_Blue")])
+    memory.ask("Who owns Ledger?")  # (the reader made before the writes start)
+    stop = tmp_path / "stop"
+    if writer == "another thread":
+
+        def flip() -> None:
+            for _ in range(2000):  # (bounded: each flip adds to the slots' histories)
+                if stop.exists():
+                    return
+                memory.remember_many(_STATE_B)
+                memory.remember_many(_STATE_A)
+
+        flipping = threading.Thread(target=flip)
+        flipping.start()
+        wait = flipping.join
+    else:
+        script = _FLIP_IN_ANOTHER_PROCESS.format(a=_STATE_A, b=_STATE_B)
+        child = subprocess.Popen(
+            [sys.executable, "-c", script, str(path), str(stop)], stdout=subprocess.PIPE, text=True
+        )
+        assert child.stdout is not None and child.stdout.readline() == "flipping\n"
+        wait = child.wait  # type: ignore[assignment]
+    try:
+        question = "Which team owns the service that Checkout depends on?"
+        answers = Counter(memory.ask(question).answer for _ in range(40))
+    finally:
+        stop.touch()
+        wait()
+    assert set(answers) <= {"Team_Red", "Team_Blue", UNKNOWN}, answers
+    assert answers["Team_Red"] + answers["Team_Blue"] > 0, answers

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from ctxneo.errors import StoreError
@@ -320,6 +321,16 @@ class Store(ABC):
                 question again (the copy now holds the change).
         """
         return None  # (in process the vocabulary is read when asked: nothing to check)
+
+    @contextmanager
+    def one_state(self) -> Iterator[None]:
+        """Serve every read made inside from one state of the memory: an answer's reads
+        (its words, then each hop) must not see a write that lands between them, or it
+        could join a fact with one that replaced its neighbour and answer what never
+        held. A remote store pins each question's reads to one sequence number by
+        itself; this is for a store whose reads each look at the memory as it is then.
+        Nothing may be written inside (by this thread)."""
+        yield
 
     def warm(self) -> None:  # noqa: B027 - a store with nothing to keep reads nothing
         """Fill what this connection keeps for answering, now rather than in its first

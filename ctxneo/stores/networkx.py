@@ -194,7 +194,9 @@ def _after_fork_in_parent() -> None:
 
 def _after_fork_in_child() -> None:
     while _HELD:
-        _HELD.pop()._lock = threading.RLock()
+        store = _HELD.pop()
+        store._lock = threading.RLock()
+        store._one_state = False  # (the thread that held it is not in the child)
 
 
 os.register_at_fork(
@@ -296,6 +298,9 @@ class NetworkXStore(Store):
         self._journal = Journal(self.path, fsync=self.fsync) if self.path is not None else None
         self._lock = threading.RLock()
         self._closed = False
+        # True while one_state() holds the lock: reads then serve the state it synced
+        # to, not what other processes append meanwhile (writes still catch up).
+        self._one_state = False
         self._replaced = 0  # the journal's count of replaced files this state is built from
         # Off once a snapshot could not be written (said once) or a replay failed
         # part-way (the state is then not the journal's at any offset).
@@ -408,10 +413,28 @@ class NetworkXStore(Store):
 
     # -- journal ---------------------------------------------------------------------
 
+    @contextmanager
+    def one_state(self) -> Iterator[None]:
+        """Every read inside sees the memory as it was on entry: the store's lock is held
+        throughout (no other thread writes meanwhile) and the journal is read once, on
+        entry (what other processes append is read by the next read after it)."""
+        with self._lock:
+            if self._one_state:  # (nested: the outer one holds the state)
+                yield
+                return
+            self._sync()
+            self._one_state = True
+            try:
+                yield
+            finally:
+                self._one_state = False
+
     def _sync(self) -> None:
         """Apply what other processes appended to the journal since we last read it."""
         if self._closed:
             raise StoreError("this memory is closed")
+        if self._one_state:
+            return  # (one_state() synced on entry, and holds that state)
         if self._journal is not None:
             with self._journal.locked() as exists:
                 if exists:
