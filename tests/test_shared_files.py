@@ -77,6 +77,26 @@ def test_a_journal_others_may_write_is_refused_unless_shared_on_purpose(
 
 
 @as_root
+def test_a_journal_shared_on_purpose_may_belong_to_another_user_of_our_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A team's journal belongs to whoever made it: CTXNEO_SHARED_JOURNAL=1 takes it when
+    # its group is one of ours, and still refuses one whose group is not.
+    path = _journal(tmp_path / "memory.jsonl", _fact(1))
+    os.chown(path, NOBODY, os.getegid())
+    path.chmod(0o664)
+    with pytest.raises(JournalError, match="CTXNEO_SHARED_JOURNAL=1"):
+        Memory.open(path).current("A")
+    monkeypatch.setenv("CTXNEO_SHARED_JOURNAL", "1")
+    Memory.open(path).remember("A", "OWNED_BY", "C")
+    assert [f.object for f in Memory.open(path).current("A")] == ["C"]
+    stranger = next(g for g in range(60000, 65000) if g != os.getegid() and g not in os.getgroups())
+    os.chown(path, NOBODY, stranger)
+    with pytest.raises(JournalError, match=f"group id {stranger}, neither yours"):
+        Memory.open(path).current("A")
+
+
+@as_root
 def test_a_journal_planted_by_another_user_is_refused(tmp_path: Path) -> None:
     path = _journal(tmp_path / "memory.jsonl", _fact(1))
     os.chown(path, NOBODY, NOBODY)

@@ -39,7 +39,8 @@ What a write promises (see :meth:`Journal.append`):
 - **Files nobody else controls.** The journal and its ``.torn`` side file are
   opened without following a symlink, and must belong to this user (or root)
   and be writable by nobody else, unless ``CTXNEO_SHARED_JOURNAL=1`` says a
-  journal is shared on purpose: in a shared directory another user could
+  journal is shared on purpose (then it may be another user's, of a group this
+  user is in): in a shared directory another user could
   otherwise plant the file, read what is written to it or feed it facts. New
   directories are made 0700. A lock held past ``CTXNEO_LOCK_TIMEOUT`` seconds
   (default :data:`LOCK_TIMEOUT`) is an error, not a hang.
@@ -118,9 +119,15 @@ def lock_timeout() -> float:
     return seconds_from_env("CTXNEO_LOCK_TIMEOUT", LOCK_TIMEOUT)
 
 
+def _in_my_groups(gid: int) -> bool:
+    return gid == os.getegid() or gid in os.getgroups()
+
+
 def check_owner(fd: int, path: Path, what: str) -> None:
     """Refuse a file another user could control: not ours (or root's), or writable
-    by group or others without ``CTXNEO_SHARED_JOURNAL``.
+    by group or others, unless ``CTXNEO_SHARED_JOURNAL`` says journals are shared on
+    purpose: then a file of another user is taken when its group is one of ours (a
+    journal a team writes together belongs to whoever made it, and to their group).
 
     Raises:
         JournalError: naming the file, its owner and mode, and the way out.
@@ -128,10 +135,21 @@ def check_owner(fd: int, path: Path, what: str) -> None:
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         raise JournalError(f"cannot open {what} {path}: not a regular file")
-    if info.st_uid not in (os.geteuid(), 0):
+    if info.st_uid not in (os.geteuid(), 0) and not (
+        shared_journal() and _in_my_groups(info.st_gid)
+    ):
+        owner, way_out = (
+            (f"user id {info.st_uid} and group id {info.st_gid}, neither yours", "")
+            if shared_journal()
+            else (
+                f"user id {info.st_uid}, not to you",
+                ", or set CTXNEO_SHARED_JOURNAL=1 for one shared on purpose with a group "
+                "you are in",
+            )
+        )
         raise JournalError(
-            f"cannot open {what} {path}: it belongs to user id {info.st_uid}, not to you; "
-            "another user could read or plant facts in it (use a journal of your own)"
+            f"cannot open {what} {path}: it belongs to {owner}; another user could read or "
+            f"plant facts in it (use a journal of your own{way_out})"
         )
     if info.st_mode & 0o022 and not shared_journal():
         raise JournalError(
