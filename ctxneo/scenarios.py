@@ -29,6 +29,34 @@ from ctxneo.stores.base import Store
 FORMAT = "ctxneo-scenarios/1"
 TURN_TYPES = ("fact", "distractor", "query")
 _FACT_FIELDS = ("subject", "predicate", "object", "fact_id")
+#: The fields each object of a scenario file may have: any other is refused by name, as a
+#: misspelt one ("ground_truht") would otherwise be dropped in silence, and with it what
+#: it said (a question then answered but never graded).
+_DOCUMENT_FIELDS = frozenset({"format", "scenarios", "domain", "source", "description"})
+_SCENARIO_FIELDS = frozenset({"name", "description", "multi_valued_predicates", "aliases", "turns"})
+_TURN_FIELDS = {
+    "fact": frozenset({"turn_id", "turn_type", "speaker", "text", *_FACT_FIELDS, "retract"}),
+    "query": frozenset(
+        {
+            "turn_id",
+            "turn_type",
+            "speaker",
+            "text",
+            "query_type",
+            "required_fact_ids",
+            "ground_truth",
+        }
+    ),
+    # (a fact's or an answer's fields on a distractor are refused below, saying so)
+    "distractor": frozenset(
+        {"turn_id", "turn_type", "speaker", "text", *_FACT_FIELDS, "ground_truth", "retract"}
+    ),
+}
+
+
+def _unknown_field(raw: dict[str, Any], known: frozenset[str]) -> str | None:
+    """The first field of ``raw`` (in the file's order) that is not one of ``known``."""
+    return next((k for k in raw if k not in known), None)
 
 
 def shipped_suite() -> list[Path]:
@@ -38,10 +66,21 @@ def shipped_suite() -> list[Path]:
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files named directly, plus every ``*.json`` inside named directories."""
+    """Files named directly, plus every ``*.json`` inside named directories.
+
+    Raises:
+        ScenarioError: a directory named holds no ``*.json`` file (a suite of nothing
+            would report empty tables as if it had run).
+    """
     out: list[Path] = []
     for p in map(Path, paths):
-        out.extend(sorted(p.glob("*.json")) if p.is_dir() else [p])
+        if not p.is_dir():
+            out.append(p)
+            continue
+        found = sorted(p.glob("*.json"))
+        if not found:
+            raise ScenarioError("holds no scenario file (*.json)", file=str(p))
+        out.extend(found)
     return out
 
 
@@ -108,6 +147,13 @@ def parse_document(doc: Any, file: str) -> list[Scenario]:
         raise ScenarioError(
             f"expected {FORMAT!r}, got {doc.get('format')!r}", file=file, field="format"
         )
+    stray = _unknown_field(doc, _DOCUMENT_FIELDS)
+    if stray is not None:
+        raise ScenarioError(
+            f"not a field of a scenario file (it has {', '.join(sorted(_DOCUMENT_FIELDS))})",
+            file=file,
+            field=stray,
+        )
     items = doc.get("scenarios")
     if not isinstance(items, list) or not items:
         raise ScenarioError("must be a non-empty list", file=file, field="scenarios")
@@ -135,6 +181,11 @@ def _parse_scenario(item: Any, file: str, index: int) -> Scenario:
     def fail(message: str, field: str, turn_id: object = None) -> ScenarioError:
         return ScenarioError(message, file=file, scenario=name, turn_id=turn_id, field=field)
 
+    stray = _unknown_field(item, _SCENARIO_FIELDS)
+    if stray is not None:
+        raise fail(
+            f"not a field of a scenario (it has {', '.join(sorted(_SCENARIO_FIELDS))})", stray
+        )
     description = item.get("description", "")
     if not isinstance(description, str):
         raise fail("must be a string", "description")
@@ -235,6 +286,14 @@ def _parse_turn(raw: Any, position: int, fail: Any) -> Turn:
     if turn_type not in TURN_TYPES:
         raise fail(
             f"must be one of {', '.join(TURN_TYPES)}, got {turn_type!r}", "turn_type", turn_id
+        )
+    known = _TURN_FIELDS[turn_type]
+    stray = _unknown_field(raw, known)
+    if stray is not None:
+        raise fail(
+            f"not a field of a {turn_type} turn (it has {', '.join(sorted(known))})",
+            stray,
+            turn_id,
         )
     speaker = text_field("speaker")
     text = text_field("text")

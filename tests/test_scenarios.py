@@ -106,6 +106,13 @@ def test_queries_without_labels_or_ground_truth_are_valid(tmp_path: Path) -> Non
         (lambda d: d["scenarios"][0]["turns"][2].update(text="why " * 600), 3, "text"),
         (lambda d: d["scenarios"][0]["turns"][0].update(subject="S" * 5_000), 1, "subject"),
         (lambda d: d["scenarios"][0]["turns"][2].update(turn_id=2**63), 2**63, "turn_id"),
+        # a misspelt field is refused by name, not dropped with what it said
+        (
+            lambda d: d["scenarios"][0]["turns"][2].update(ground_truht="x"),
+            3,
+            "ground_truht",
+        ),
+        (lambda d: d["scenarios"][0]["turns"][0].update(retracted=True), 1, "retracted"),
     ],
 )
 def test_a_malformed_turn_is_named_by_file_scenario_turn_and_field(
@@ -125,11 +132,25 @@ def test_a_malformed_turn_is_named_by_file_scenario_turn_and_field(
         ("{not json", "not valid JSON"),
         ({"format": "other", "scenarios": []}, "format"),
         ({"format": "ctxneo-scenarios/1", "scenarios": []}, "scenarios"),
+        ({"format": "ctxneo-scenarios/1", "senarios": []}, "senarios"),
     ],
 )
 def test_a_malformed_document_is_refused(tmp_path: Path, doc: Any, message: str) -> None:
     with pytest.raises(ScenarioError, match=message):
         load_file(write(tmp_path, doc))
+
+
+def test_a_directory_of_no_scenario_file_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="no scenario file") as info:
+        load_suite([tmp_path])
+    assert info.value.file == str(tmp_path)
+
+
+def test_a_misspelt_scenario_field_is_named(tmp_path: Path) -> None:
+    path = write(tmp_path, broken(lambda d: d["scenarios"][0].update(multi_valued=["X"])))
+    with pytest.raises(ScenarioError) as info:
+        load_file(path)
+    assert (info.value.scenario, info.value.field) == ("tiny", "multi_valued")
 
 
 def test_the_cli_refuses_a_malformed_file_with_exit_code_2_and_runs_nothing(tmp_path: Path) -> None:
