@@ -421,7 +421,8 @@ def _check_journal_path(
     given = [n for n, v in (("user", user), ("password", password), ("database", database)) if v]
     if given:
         raise InvalidFactError(
-            f"{', '.join(given)} apply to a Neo4j memory (uri=...), not to a journal"
+            f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to a Neo4j "
+            "memory (uri=...), not to a journal"
         )
 
 
@@ -431,7 +432,10 @@ def _check_question(question: object) -> None:
             f"a question is at most {MAX_QUESTION_CHARS:,} characters; this one has "
             f"{len(question):,}"
         )
-    check_text(question, "question", max_bytes=4 * MAX_QUESTION_CHARS)
+    text = check_text(question, "question", max_bytes=4 * MAX_QUESTION_CHARS)
+    if not text.strip():
+        # (an empty ask is a caller's slip: "UNKNOWN, no entity of it in memory" hid it)
+        raise InvalidFactError("a question must have words; this one is empty")
 
 
 def _as_new_fact(f: FactLike) -> NewFact:

@@ -232,7 +232,7 @@ def test_declare_multi_once_then_values_accumulate(tmp_path: Path) -> None:
     assert json.loads(run("declare-multi", "USES", "--json", "--store", store).output) == {
         "multi_valued": ["DEPENDS_ON", "USES"]
     }
-    one_error_line(run("declare-multi", "depends on", "--store", store, code=1))
+    one_error_line(run("declare-multi", "depends on", "--store", store, code=2))
     one_error_line(run("declare-multi", "--store", store, code=2))
 
 
@@ -333,7 +333,7 @@ def test_piped_tables_are_plain_rows_that_never_wrap(tmp_path: Path) -> None:
 
 def test_bad_input_is_one_line_on_stderr_without_a_traceback(tmp_path: Path) -> None:
     store = str(tmp_path / "m.jsonl")
-    result = run("remember", "A", "depends on", "B", "--store", store, code=1)
+    result = run("remember", "A", "depends on", "B", "--store", store, code=2)
     assert one_error_line(result).startswith("Error: invalid predicate 'depends on'")
     assert "DEPENDS_ON" in result.stderr
     assert "--store FILE" in one_error_line(run("ask", "anything", code=2))
@@ -381,6 +381,22 @@ def test_an_unsupported_uri_scheme_is_one_line_listing_the_supported(uri: str) -
         Memory.open(uri=uri)
 
 
+def test_a_servers_option_given_with_a_journal_is_refused_not_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal = str(tmp_path / "m.jsonl")
+    run("remember", "A", "OWNED_BY", "B", "--store", journal)
+    line = one_error_line(run("stats", "--store", journal, "--password", "pw", code=2))
+    assert "--password is for a Neo4j memory" in line
+    line = one_error_line(run("ask", "who owns A?", "--store", journal, "--namespace", "x", code=2))
+    assert "--namespace is for a Neo4j memory" in line
+    # (from the environment they are the shell's Neo4j settings: the journal named wins)
+    result = CliRunner(env={**CLEAN, "NEO4J_PASSWORD": "pw"}).invoke(
+        main, ["stats", "--store", journal]
+    )
+    assert result.exit_code == 0, result.output
+
+
 @pytest.mark.parametrize("where", ["bolt://127.0.0.1:7687", "neo4j+s://x.example"])
 def test_a_uri_given_as_a_journal_path_is_an_error_that_writes_nothing(
     where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -392,7 +408,7 @@ def test_a_uri_given_as_a_journal_path_is_an_error_that_writes_nothing(
         Memory.open(where, password="pw")
     line = one_error_line(run("stats", "--store", where, code=2))
     assert "is a URI, not a journal path" in line and "--uri" in line
-    with pytest.raises(CtxneoError, match="password apply to a Neo4j memory"):
+    with pytest.raises(CtxneoError, match="password applies to a Neo4j memory"):
         Memory.open(tmp_path / "m.jsonl", password="pw")
     assert list(tmp_path.iterdir()) == []
     with Memory.open("C:/m.jsonl") as memory:  # a drive letter is not a scheme

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ctxneo import Memory
+from ctxneo.errors import InvalidFactError
 
 
 def test_clear_deletes_everything_the_memory_holds(memory: Memory) -> None:
@@ -36,3 +39,25 @@ def test_namespaces_list_the_memories_of_a_server_or_are_none(memory: Memory) ->
     else:
         assert found is not None
         assert found[namespace] == {"facts": 2, "current_facts": 1, "entities": 3, "last_seq": 2}
+
+
+def test_an_empty_question_is_refused_not_answered_unknown(memory: Memory) -> None:
+    # An empty ask is a caller's slip; "UNKNOWN: no entity of the question is in memory"
+    # hid it. The command line calls it a bad value (exit code 2).
+    memory.remember("A", "OWNED_BY", "B")
+    for question in ("", "   ", "\n"):
+        with pytest.raises(InvalidFactError, match="must have words"):
+            memory.ask(question)
+
+
+def test_unknown_as_of_an_earlier_state_says_why_as_of_then(memory: Memory) -> None:
+    # As of a state before anything was said, nothing had been; a value replaced later
+    # was not "retracted" then, and "nothing holds now" was false (the new value held).
+    memory.remember("Project", "DATABASE", "PostgreSQL")
+    memory.remember("Project", "DATABASE", "MySQL")
+    question = "What database does the project use?"
+    assert memory.ask(question, as_of=0).reason == "nothing had been said of Project at #0"
+    assert memory.ask(question, as_of=1).answer == "PostgreSQL"
+    memory.remember("Svc", "OWNED_BY", "Team")
+    memory.retract("Svc", "OWNED_BY", "Team")
+    assert memory.ask("Who owns Svc?", as_of=4).reason.endswith("nothing holds at #4")

@@ -478,10 +478,11 @@ class Reader:
             if best is not None and best.form == "none"
             else r.retracted
         )
+        now = "now" if as_of is None else f"at #{as_of}"
         if last is not None:
             return (
                 f"{last.subject} {last.predicate} {last.object} was retracted at "
-                f"#{last.valid_to}; nothing holds now"
+                f"#{last.valid_to}; nothing holds {now}"
             )
         cause = _unclear_entity(r.anchors)
         if top is not None:
@@ -497,11 +498,14 @@ class Reader:
             return cause
         entity = strong[0].entity
         facts = r.store.facts_of([entity], as_of=as_of, history=True, limit=50)
+        facts = [f for f in facts if as_of is None or f.valid_from <= as_of]
+        if not facts and as_of is not None:
+            return f"nothing had been said of {entity} at #{as_of}"
         if facts and not any(f.valid_at(as_of) for f in facts):
             last = max(facts, key=lambda f: f.valid_to or 0)
             return (
                 f"{last.subject} {last.predicate} {last.object} was retracted at "
-                f"#{last.valid_to}; nothing holds now"
+                f"#{last.valid_to}; nothing holds {now}"
             )
         return f"{entity} is in memory, but no fact of it answers the question"
 
@@ -536,7 +540,10 @@ def _retracted(walker: Walker, matcher: Matcher) -> Fact | None:
     }
     for (node, hop), slot in walker.slots.items():
         anchor = named.get(node)
-        if anchor is None or not hop.forward or any(walker.current(f) for f in slot):
+        if walker.as_of is not None:
+            # (as of an earlier state: what was stated after it had not been said yet)
+            slot = [f for f in slot if f.valid_from <= walker.as_of]
+        if anchor is None or not slot or not hop.forward or any(map(walker.current, slot)):
             continue
         if replaced(slot):
             continue  # replaced, then withdrawn: not what a retraction of it says

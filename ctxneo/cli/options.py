@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ctxneo.errors import ConfigError, CtxneoError, ScenarioError
+from ctxneo.errors import ConfigError, CtxneoError, InvalidFactError, ScenarioError
 from ctxneo.memory import Memory
 from ctxneo.neo4j_local.server import local_credentials
 from ctxneo.neo4j_uri import check_uri, redact
@@ -174,6 +174,7 @@ def open_memory(
     """
     store_path, uri = memory_location(store_path, uri)
     if store_path is not None:
+        _no_server_options_with_a_journal()
         return Memory.open(store_path, create=create)
     return Memory.open(
         uri=uri,
@@ -183,6 +184,26 @@ def open_memory(
         namespace=namespace,
         create=create,
     )
+
+
+def _no_server_options_with_a_journal() -> None:
+    """Refuse a server's options given on the command line with a journal: they would be
+    ignored, and whoever gave them meant another memory. (From the environment they are
+    the shell's settings for Neo4j, and a journal named on the command line wins.)"""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return
+    given = [
+        f"--{name}"
+        for name in ("user", "password", "database", "namespace")
+        if name in ctx.params
+        and ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+    ]
+    if given:
+        raise click.UsageError(
+            f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for a Neo4j memory "
+            "(--uri), not for a journal (--store)"
+        )
 
 
 def memory_location(store_path: Path | None, uri: str | None) -> tuple[Path | None, str | None]:
@@ -244,9 +265,11 @@ def emit_json(doc: object) -> None:
 def friendly_errors(f: F) -> F:
     """Turn ctxneo's own errors into one line on stderr and a documented exit code.
 
-    ``ScenarioError`` (a malformed input file) and ``ConfigError`` (a setting
-    such as ``CTXNEO_FSYNC=bogus``) exit with 2 like a usage error; any other
-    ``CtxneoError`` or an OS error on a named file with 1.
+    ``ScenarioError`` (a malformed input file), ``ConfigError`` (a setting
+    such as ``CTXNEO_FSYNC=bogus``) and ``InvalidFactError`` (a value the memory
+    refuses: a predicate "owned by", an empty name, a question too long) exit with
+    2 like a usage error; any other ``CtxneoError`` or an OS error on a named file
+    with 1.
     Messages never show a password written into a URI.
     """
 
@@ -254,7 +277,7 @@ def friendly_errors(f: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return f(*args, **kwargs)
-        except (ScenarioError, ConfigError) as e:
+        except (ScenarioError, ConfigError, InvalidFactError) as e:
             raise CommandError(str(e), EXIT_USAGE) from e
         except CtxneoError as e:
             raise CommandError(str(e)) from e
