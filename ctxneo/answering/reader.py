@@ -28,6 +28,7 @@ from operator import attrgetter
 import numpy as np
 
 from ctxneo.answering import features as feats
+from ctxneo.answering.direction import entity_is_subject
 from ctxneo.answering.entities import cover
 from ctxneo.answering.forms import FORMS
 from ctxneo.answering.learned import ReaderModel
@@ -597,8 +598,28 @@ def _answerable(r: Read) -> Read:
 
     (Applied when answering, not when reading: the ranker is fitted on what :meth:`Reader.read`
     returns, and keeping that as it was keeps a rebuild of the shipped model the same.)"""
-    r.ranked = [c for c in r.ranked if not _no_to_its_own_words(c.features)]
+    r.ranked = [
+        c
+        for c in r.ranked
+        if not _no_to_its_own_words(c.features) and not _against_the_verb(r.q, c)
+    ]
     return r
+
+
+#: The forms whose answer is the far end of the walk (not a verdict, a speaker or a count
+#: of a claim): a walk the wrong way from the entity names the wrong ends.
+_WALKED_FORMS = frozenset({"value", "count", "earlier", "none"})
+
+
+def _against_the_verb(q: Question, c: Candidate) -> bool:
+    """Whether a reading walks its first relation from its entity the other way than the
+    question's verb says (:mod:`~ctxneo.answering.direction`): "who manages Alice?" is not
+    answered by whom Alice manages."""
+    if c.form not in _WALKED_FORMS:
+        return False
+    hop = c.shape.hops[0]
+    subject = entity_is_subject(q, c.shape.anchor.positions, hop.predicate)
+    return subject is not None and subject != hop.forward
 
 
 def _no_to_its_own_words(row: Sequence[float]) -> bool:
