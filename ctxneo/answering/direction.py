@@ -11,10 +11,13 @@ so does a predicate in the passive ("who owns Svc_A?" asks for Svc_A's OWNED_BY)
 
 A reading walked from the entity the other way answers another question ("who manages
 Alice?" is not answered by whom Alice manages), however well its words match: the reader
-never gives it (:func:`~ctxneo.answering.reader._answerable`). Where the question does not
-say the verb as a verb (a noun of it, "Alice's manager"; a word before it that makes it a
-noun, "the owner"), says it more than once, names the entity on both sides of it or
-refers to it again by a pronoun ("Svc_A, who owns it?"), nothing is decided here.
+never gives it (:func:`~ctxneo.answering.reader._answerable`). Nothing is decided where
+the question may not say the verb as a verb: a noun of it ("Alice's manager", which may
+name who does it or, as "Lot_12's dryer", where it is done; "the owner"; the noun after
+"what" or "which"), a bare form with no auxiliary of the entity's before it; nor where a
+participle without "by" names the relation (ASSIGNED_TO reads either way), the verb is
+said twice, the entity stands on both sides of it, beyond another clause or far from it,
+or a pronoun takes its place ("Svc_A, who owns it?").
 """
 
 from __future__ import annotations
