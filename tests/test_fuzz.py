@@ -325,7 +325,7 @@ def _files(tmp_path: Path) -> dict[str, Path]:
         (["load", "{bad}", "--to-uri", "bolt://127.0.0.1:9"], 2, "neither a ctxneo journal"),
         (
             ["remember", "A", "P", "B", "--turn", str(2**63), "--store", "{dir}/m.jsonl"],
-            1,
+            2,
             "turn_id",
         ),
     ],
@@ -354,7 +354,7 @@ def test_a_turn_id_beyond_64_bits_on_neo4j_is_one_line(neo4j_server: Any) -> Non
     namespace = f"turn-{os.getpid()}"
     argv = ["remember", "A", "OWNED_BY", "B", "--turn", str(2**63), "--uri", neo4j_server.uri]
     result = runner.invoke(main, [*argv, "--namespace", namespace])
-    assert result.exit_code == 1 and "turn_id must be between" in result.output
+    assert result.exit_code == 2 and "turn_id must be between" in result.output
     from conftest import connect
 
     store = connect(neo4j_server, namespace)
