@@ -28,6 +28,9 @@ def test_a_relation_asked_the_other_way_is_unknown_not_its_reverse(memory: Memor
     ):
         assert memory.ask(question).answer == UNKNOWN, question
         assert best(memory, question) != reverse, question  # (not even unsure)
+    # the true reason names the fact that answers the question turned round
+    reason = memory.ask("Who manages Alice?").reason
+    assert reason == "Alice MANAGES Bob reads the other way round from the question"
     assert memory.ask("Who does Alice manage?").answer == "Bob"
     assert memory.ask("Who owns Service_Payments?").answer == "Billing_Team"
 

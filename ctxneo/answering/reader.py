@@ -147,6 +147,9 @@ class Read:
     #: The last fact of a slot of a named entity whose values were all retracted, of a
     #: relation the question names: why a question may find nothing that holds now.
     retracted: Fact | None = None
+    #: The first fact of the best reading dropped for walking the question's verb the
+    #: other way (:func:`_against_the_verb`): why a question may find nothing that answers.
+    turned: Fact | None = None
 
 
 class Reader:
@@ -486,13 +489,23 @@ class Reader:
                 f"#{last.valid_to}; nothing holds {now}"
             )
         cause = _unclear_entity(r.anchors)
+        f = r.turned
+        # (a fact that would answer the question asked the other way round: say which)
+        turned = (
+            f"{f.subject} {f.predicate} {f.object} reads the other way round from the question"
+            if f is not None
+            else ""
+        )
         if top is not None:
             # The entity-side cause first, when there is one: "not sure" alone hides
             # that the question's words fit two entities or none.
             return (
                 f"not sure enough (confidence {top.confidence:.2f} < {threshold:.2f})"
                 f"{': ' + cause if cause else ''}; best reading: {top.answer} [{top.reading}]"
+                f"{'; ' + turned if turned else ''}"
             )
+        if turned:
+            return turned
         if not r.anchors:
             return "no entity of the question is in memory"
         if not strong:
@@ -598,11 +611,14 @@ def _answerable(r: Read) -> Read:
 
     (Applied when answering, not when reading: the ranker is fitted on what :meth:`Reader.read`
     returns, and keeping that as it was keeps a rebuild of the shipped model the same.)"""
-    r.ranked = [
-        c
-        for c in r.ranked
-        if not _no_to_its_own_words(c.features) and not _against_the_verb(r.q, c)
-    ]
+    kept = []
+    for c in r.ranked:
+        if _against_the_verb(r.q, c):
+            if r.turned is None:
+                r.turned = c.evidence[0]  # (the best such: why an UNKNOWN may be one)
+        elif not _no_to_its_own_words(c.features):
+            kept.append(c)
+    r.ranked = kept
     return r
 
 
