@@ -142,7 +142,8 @@ def _doer(word: str) -> str | None:
         if word.endswith(ending) and len(word) > len(ending) + 2:
             root = word[: -len(ending)]
             # ("manager" is "manage" + r: its verb keeps the e)
-            return stem(root + "e") if stem(root + "e") != stem(root) else stem(root)
+            with_e, bare = stem(root + "e"), stem(root)
+            return with_e if with_e != bare else bare
     return None
 
 

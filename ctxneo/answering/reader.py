@@ -489,11 +489,12 @@ class Reader:
                 f"#{last.valid_to}; nothing holds {now}"
             )
         cause = _unclear_entity(r.anchors)
-        f = r.turned
+        other_way = r.turned
         # (a fact that would answer the question asked the other way round: say which)
         turned = (
-            f"{f.subject} {f.predicate} {f.object} reads the other way round from the question"
-            if f is not None
+            f"{other_way.subject} {other_way.predicate} {other_way.object} reads the other "
+            "way round from the question"
+            if other_way is not None
             else ""
         )
         if top is not None:
@@ -612,8 +613,10 @@ def _answerable(r: Read) -> Read:
     (Applied when answering, not when reading: the ranker is fitted on what :meth:`Reader.read`
     returns, and keeping that as it was keeps a rebuild of the shipped model the same.)"""
     kept = []
+    # (what the verb says, once per anchor and relation: a question's readings share them)
+    sides: dict[tuple[frozenset[int], str], bool | None] = {}
     for c in r.ranked:
-        if _against_the_verb(r.q, c):
+        if _against_the_verb(r.q, c, sides):
             if r.turned is None:
                 r.turned = c.evidence[0]  # (the best such: why an UNKNOWN may be one)
         elif not _no_to_its_own_words(c.features):
@@ -627,14 +630,19 @@ def _answerable(r: Read) -> Read:
 _WALKED_FORMS = frozenset({"value", "count", "earlier", "none"})
 
 
-def _against_the_verb(q: Question, c: Candidate) -> bool:
+def _against_the_verb(
+    q: Question, c: Candidate, sides: dict[tuple[frozenset[int], str], bool | None]
+) -> bool:
     """Whether a reading walks its first relation from its entity the other way than the
     question's verb says (:mod:`~ctxneo.answering.direction`): "who manages Alice?" is not
-    answered by whom Alice manages."""
+    answered by whom Alice manages. ``sides`` keeps what was read per anchor and relation."""
     if c.form not in _WALKED_FORMS:
         return False
     hop = c.shape.hops[0]
-    subject = entity_is_subject(q, c.shape.anchor.positions, hop.predicate)
+    key = (c.shape.anchor.positions, hop.predicate)
+    if key not in sides:
+        sides[key] = entity_is_subject(q, *key)
+    subject = sides[key]
     return subject is not None and subject != hop.forward
 
 
