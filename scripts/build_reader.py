@@ -1,4 +1,4 @@
-"""Rebuild the reader's fitted parts, ``ctxneo/data/reader.json``, from the repository's data.
+"""Rebuild the reader's fitted parts, ``ctxneo/data/reader.npz``, from the repository's data.
 
     pip install '.[train]'
     python scripts/build_reader.py             # train/ (MetaQA in train/metaqa/), calibration/
@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import math
 import random
 import sys
@@ -56,6 +55,7 @@ from ctxneo.bench import kgqa
 from ctxneo.bench.variants import unanswerable_variant
 
 from ctxneo.answering import features as feats
+from ctxneo.answering import packed
 from ctxneo.answering.forms import FORM_OF_LABEL, FORMS, KINDS, FormModel, KindModel, cue_words
 from ctxneo.answering.learned import CONFIDENCE_INPUTS, Confidence, ReaderModel, Trees
 from ctxneo.answering.lexicon import Lexicon
@@ -937,7 +937,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"folder with {METAQA_KB} and {METAQA_QUESTIONS}",
     )
     ap.add_argument("--no-metaqa", action="store_true")
-    ap.add_argument("--out", default=str(ROOT / "ctxneo" / "data" / "reader.json"))
+    ap.add_argument(
+        "--out",
+        default=str(ROOT / "ctxneo" / "data" / "reader.npz"),
+        help="where to write the model: packed if it ends in .npz (as shipped), else JSON",
+    )
     args = ap.parse_args(argv)
     random.seed(SEED)
     np.random.seed(SEED)
@@ -988,7 +992,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ranker": trees.to_dict(),
         "confidence": confidence.to_dict(),
     }
-    Path(args.out).write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+    packed.write(doc, args.out)
     say(f"wrote {args.out} in {time.monotonic() - started:.0f} s")
     return 0
 

@@ -15,7 +15,7 @@ in ``ctxneo bench --diagnose``:
 5. **decide**: a calibrated confidence for the best reading; below the threshold
    the answer is ``UNKNOWN`` with the true reason.
 
-The fitted parts ship in ``ctxneo/data/reader.json`` (:mod:`.learned`), rebuilt
+The fitted parts ship in ``ctxneo/data/reader.npz`` (:mod:`.learned`), rebuilt
 by ``scripts/build_reader.py`` from the repository's data.
 """
 

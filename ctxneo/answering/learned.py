@@ -1,8 +1,9 @@
 """The reader's fitted parts, loaded from one file shipped with the package.
 
-``ctxneo/data/reader.json`` is written by ``scripts/build_reader.py`` from the
+``ctxneo/data/reader.npz`` is written by ``scripts/build_reader.py`` from the
 training corpus (``train/``), the calibration sets (``calibration/``) and MetaQA
-dev questions, with fixed seeds; answering needs only numpy to read it:
+dev questions, with fixed seeds: a JSON document with its long lists of numbers packed
+as arrays (:mod:`.packed`), which answering needs only numpy to read:
 
 - the form model (:class:`~ctxneo.answering.forms.FormModel`);
 - the linker (:class:`~ctxneo.answering.linking.Linker`);
@@ -24,9 +25,9 @@ dev questions, with fixed seeds; answering needs only numpy to read it:
 from __future__ import annotations
 
 import bisect
-import json
 import math
 import threading
+import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -39,10 +40,11 @@ from ctxneo.answering.features import FEATURES
 from ctxneo.answering.forms import FormModel, KindModel
 from ctxneo.answering.linking import Linker
 from ctxneo.answering.match import Association
+from ctxneo.answering.packed import read
 from ctxneo.answering.relations import RelationModel
 from ctxneo.errors import ConfigError
 
-MODEL_FILE = "data/reader.json"
+MODEL_FILE = "data/reader.npz"
 
 
 class Trees:
@@ -266,9 +268,10 @@ class ReaderModel:
 
     @classmethod
     def load(cls, path: str | Path) -> ReaderModel:
+        """The model in ``path``: packed (``.npz``, as shipped) or a JSON document."""
         try:
-            return cls.from_dict(json.loads(Path(path).read_text("utf-8")))
-        except (OSError, ValueError, KeyError) as e:
+            return cls.from_dict(read(Path(path).read_bytes(), str(path)))
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
             raise ConfigError(f"cannot read the reader model {path}: {e}") from e
 
     _lock = threading.Lock()
@@ -283,7 +286,7 @@ class ReaderModel:
                 if found is None:
                     ref = resources.files("ctxneo").joinpath(MODEL_FILE)
                     try:
-                        doc = json.loads(ref.read_text("utf-8"))
+                        doc = read(ref.read_bytes(), MODEL_FILE)
                     except FileNotFoundError:
                         doc = {}
                     found = _DEFAULT["model"] = cls.from_dict(doc)
