@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import json
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Annotated, Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -313,9 +315,48 @@ class MemoryHandle:
 
 
 class CtxneoMCPServer(MCPServer):
-    """``MCPServer`` whose tool errors read like the CLI's: ``Error: <one line>``."""
+    """``MCPServer`` whose tool errors read like the CLI's: ``Error: <one line>``, and
+    whose tool calls in one session run one at a time, in the order they came."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._in_order: weakref.WeakKeyDictionary[object, anyio.Lock] = weakref.WeakKeyDictionary()
+        self._one_lock = anyio.Lock()
+
+    def _session_lock(self, context: Any) -> anyio.Lock:
+        """The lock that puts the calls of this call's client connection in order.
+
+        The key is the SDK's per-client ``Connection`` (the session object is made anew
+        for each request). The SDK keeps it private on the session; where it is not
+        found, one lock serves the whole server: calls stay in order, and only clients
+        over HTTP lose running beside each other.
+        """
+        try:
+            session = context.request_context.session if context is not None else None
+        except (AttributeError, ValueError):  # a context outside any request
+            session = None
+        connection = getattr(session, "connection", None) or getattr(session, "_connection", None)
+        if connection is None:
+            return self._one_lock
+        try:
+            lock = self._in_order.get(connection)
+            if lock is None:
+                lock = self._in_order[connection] = anyio.Lock()
+        except TypeError:  # not weakly referable
+            return self._one_lock
+        return lock
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        # The SDK runs each request as its own task, and a sync tool in a worker thread,
+        # so a client that sends "remember" and then "facts" without waiting for the
+        # first reply could have the second run first (36 times in 40 over stdio): a
+        # memory must show a write to the calls sent after it. The lock is fair (FIFO)
+        # and taken before anything here awaits, so calls run in the order they came;
+        # other sessions (other agents over HTTP) still run beside this one.
+        async with self._session_lock(context):
+            return await self._call_tool(name, arguments, context)
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any], context: Any) -> Any:
         schema = self._tool_input_schema(name)
         if schema is not None:
             problems = strict_problems(schema, arguments or {})

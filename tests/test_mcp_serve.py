@@ -191,6 +191,62 @@ def test_stdio_writes_nothing_but_protocol_to_stdout(tmp_path: Path) -> None:
     assert "torn" in errors and f"ctxneo: serving journal {journal}" in errors
 
 
+def test_calls_sent_without_waiting_run_in_the_order_sent(tmp_path: Path) -> None:
+    """A client may send its next call before the last one's reply (JSON-RPC allows
+    it): a fact it remembered must be there for the calls it sent after."""
+    pairs = 30
+    requests: list[dict[str, object]] = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    for k in range(pairs):
+        requests.append(
+            {
+                "jsonrpc": "2.0",
+                "id": 2 + 2 * k,
+                "method": "tools/call",
+                "params": {
+                    "name": "remember",
+                    "arguments": {"subject": f"Svc_{k}", "predicate": "OWNED_BY", "object": "T"},
+                },
+            }
+        )
+        requests.append(
+            {
+                "jsonrpc": "2.0",
+                "id": 3 + 2 * k,
+                "method": "tools/call",
+                "params": {"name": "facts", "arguments": {"entity": f"Svc_{k}"}},
+            }
+        )
+    process = subprocess.Popen(
+        serve("--store", str(tmp_path / "memory.jsonl")),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    replies: dict[int, dict[str, object]] = {}
+    try:
+        process.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
+        process.stdin.flush()
+        while len(replies) < 1 + 2 * pairs:
+            ready, _, _ = select.select([process.stdout], [], [], 60)
+            assert ready, "no answer from the server within 60 s"
+            message = json.loads(process.stdout.readline())
+            replies[message["id"]] = message["result"]
+        process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    for k in range(pairs):
+        found = replies[3 + 2 * k]
+        assert not found.get("isError"), found  # "no entity 'Svc_k'": it ran first
+        (fact,) = found["structuredContent"]["facts"]  # type: ignore[index]
+        assert fact["subject"] == f"Svc_{k}"
+
+
 @pytest.mark.slow
 def test_one_streamable_http_session(tmp_path: Path) -> None:
     journal, port = tmp_path / "memory.jsonl", free_port()
