@@ -24,7 +24,7 @@ from ctxneo.model import (
 )
 from ctxneo.stores.base import Store, Written
 from ctxneo.text import index_keys
-from ctxneo.vocabulary import VocabularyView, resemblances, vocabulary
+from ctxneo.vocabulary import VocabularyView, alias_notes, resemblances, vocabulary
 
 if TYPE_CHECKING:
     from ctxneo.answering.reader import Reader
@@ -236,9 +236,13 @@ class Memory:
         """The predicates declared multi-valued."""
         return self.store.multi_valued()
 
-    def alias(self, phrase: str, entity: str) -> None:
-        """Let questions refer to ``entity`` as ``phrase``."""
+    def alias(self, phrase: str, entity: str) -> list[str]:
+        """Let questions refer to ``entity`` as ``phrase``; returns what may be amiss
+        with it, one line each (``entity 'Finance_Egn' has no fact yet; the memory has
+        'Finance_Eng'``): the alias is stored all the same."""
+        notes = alias_notes(self.store, phrase, entity)
         self.store.add_alias(phrase, entity)
+        return notes
 
     def vocabulary(self, words: str | None = None, *, limit: int = 20) -> VocabularyView:
         """The names in use, for writers to reuse: the ``limit`` most used predicates

@@ -92,6 +92,23 @@ def resemblances(store: Store, facts: Sequence[NewFact]) -> list[str]:
     return notes
 
 
+def alias_notes(store: Store, phrase: str, entity: str) -> list[str]:
+    """What may be amiss with letting questions name ``entity`` as ``phrase``, one line
+    each: ``entity`` has no fact yet (a typo, or the two given the other way round:
+    the phrase comes first), with the names in use it resembles. A warning, never a
+    refusal: an alias may well be given before the facts it is for."""
+    if store.facts_of([entity], history=True, limit=1):
+        return []
+    note = f"entity {entity!r} has no fact yet"
+    known = store.vocabulary(sorted(index_keys(entity)), limit=40)
+    alike = [h.name for h in known.hits if _names_alike(entity, h.name)]
+    if alike:
+        note += f"; the memory has {_names(alike, quote=True)}"
+    if store.facts_of([phrase], history=True, limit=1):
+        note += f"; {phrase!r} is an entity: the phrase comes first, then the entity"
+    return [note]
+
+
 def _names(names: list[str], *, quote: bool = False) -> str:
     shown = [repr(n) if quote else n for n in names[:MAX_SIMILAR]]
     return ", ".join(shown) + (f" and {len(names) - MAX_SIMILAR} more" if len(names) > 3 else "")

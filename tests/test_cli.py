@@ -291,6 +291,24 @@ def test_a_name_that_differs_only_in_case_is_suggested(tmp_path: Path) -> None:
     assert json.loads(run("facts", "nobody", "--json", "--store", store).stdout) == {"facts": []}
 
 
+def test_an_alias_given_the_other_way_round_is_noted(tmp_path: Path) -> None:
+    store = str(tmp_path / "m.jsonl")
+    run("remember", "Finance_Eng", "OWNS", "Ledger", "--store", store)
+    swapped = run("alias", "Finance_Eng", "the money team", "--store", store)
+    assert swapped.stdout == "alias: 'Finance_Eng' -> the money team\n"
+    assert swapped.stderr == (
+        "note: entity 'the money team' has no fact yet; 'Finance_Eng' is an entity: "
+        "the phrase comes first, then the entity\n"
+    )
+    right = run("alias", "the money team", "Finance_Eng", "--json", "--store", store)
+    assert json.loads(right.stdout) == {
+        "phrase": "the money team",
+        "entity": "Finance_Eng",
+        "notes": [],
+    }
+    assert right.stderr == ""
+
+
 def test_vocabulary_lists_names_and_a_new_name_like_one_in_use_is_noted(tmp_path: Path) -> None:
     store = str(tmp_path / "m.jsonl")
     run("remember", "Service_Payments", "OWNED_BY", "Payments_Team", "--store", store)

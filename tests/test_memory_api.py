@@ -61,3 +61,19 @@ def test_unknown_as_of_an_earlier_state_says_why_as_of_then(memory: Memory) -> N
     memory.remember("Svc", "OWNED_BY", "Team")
     memory.retract("Svc", "OWNED_BY", "Team")
     assert memory.ask("Who owns Svc?", as_of=4).reason.endswith("nothing holds at #4")
+
+
+def test_an_alias_to_an_entity_with_no_fact_says_so_and_is_kept(memory: Memory) -> None:
+    memory.remember("Finance_Eng", "OWNS", "Ledger")
+    assert memory.alias("the money team", "Finance_Eng") == []
+    # a typo: the alias is kept (facts may come later), and the note names the look-alike
+    assert memory.alias("the money folks", "Finance_Egn") == [
+        "entity 'Finance_Egn' has no fact yet; the memory has 'Finance_Eng'"
+    ]
+    # the two the other way round
+    assert memory.alias("Finance_Eng", "the cash team") == [
+        "entity 'the cash team' has no fact yet; 'Finance_Eng' is an entity: "
+        "the phrase comes first, then the entity"
+    ]
+    assert memory.store.aliases()["Finance_Egn"] == ("the money folks",)
+    assert memory.ask("What does the money team own?").answer == "Ledger"

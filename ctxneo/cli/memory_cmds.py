@@ -269,15 +269,25 @@ def retract(subject: str, predicate: str, object: str | None, as_json: bool, **s
 @click.argument("phrase")
 @click.argument("entity")
 @store_options
+@json_option
 @friendly_errors
-def alias(phrase: str, entity: str, **store: Any) -> None:
+def alias(phrase: str, entity: str, as_json: bool, **store: Any) -> None:
     """Let questions name ENTITY as PHRASE.
+
+    A note on stderr says when ENTITY has no fact yet (a typo, or the two
+    given the other way round), with the names in use it resembles; the alias
+    is stored all the same.
 
     \b
     ctxneo alias "the money team" Finance_Eng --store memory.jsonl
     """
     with memory_from(store) as memory:
-        memory.alias(phrase, entity)
+        notes = memory.alias(phrase, entity)
+    if as_json:
+        emit_json({"phrase": phrase, "entity": entity, "notes": notes})
+        return
+    for note in notes:
+        echo(f"note: {note}", err=True)
     echo(f"alias: {phrase!r} -> {entity}")
 
 
