@@ -323,6 +323,9 @@ def test_vocabulary_lists_names_and_a_new_name_like_one_in_use_is_noted(tmp_path
     listed = run("vocabulary", "payments", "--store", store).stdout
     assert "OWNED_BY" in listed and "OWNER" in listed
     assert "entities for 'payments': " in listed
+    start = run("vocabulary", "paym", "--store", store)
+    assert start.stdout.endswith("entities for 'paym': none\n")
+    assert "whole words" in start.stderr
     doc = json.loads(run("vocabulary", "--limit", "1", "--json", "--store", store).stdout)
     assert [p["predicate"] for p in doc["predicates"]] == ["OWNED_BY"]
     assert doc["predicates_omitted"] == 1 and doc["entities"] == []

@@ -342,7 +342,9 @@ def declare_multi(predicates: tuple[str, ...], withdraw: bool, as_json: bool, **
 @friendly_errors
 def vocabulary(words: str | None, limit: int, as_json: bool, **store: Any) -> None:
     """List the names in use, to reuse them: the most used predicates (current facts,
-    an example each) and, given WORDS, the entity names they find.
+    an example each) and, given WORDS, the entity names they find. WORDS find a
+    name as a question's words do: by whole words of it, in any form ("payment"
+    finds Service_Payments), not by their first letters.
 
     \b
     ctxneo vocabulary --store memory.jsonl
@@ -390,6 +392,9 @@ def vocabulary(words: str | None, limit: int, as_json: bool, **store: Any) -> No
         more = " (more match: raise --limit or give more words)" if view.entities_more else ""
         found = ", ".join(view.entities) if view.entities else "none"
         echo(f"entities for {words!r}: {found}{more}")
+        if not view.entities:
+            # What a newcomer tries first is the start of a name ("proj").
+            echo("(names are found by whole words of them, not by their first letters)", err=True)
 
 
 @click.command()
