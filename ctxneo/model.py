@@ -72,6 +72,26 @@ def check_predicate(predicate: str) -> str:
     return normal
 
 
+# C0, DEL, C1 and Unicode's line and paragraph separators: a line break in a stored name
+# would forge a line of output (in an LLM's context, a fact line said by someone else);
+# ESC or CSI could rewrite a terminal.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def one_line(text: str) -> str:
+    """``text`` with its control characters shown as escapes (``\\n``, ``\\x1b``)."""
+    if text.isprintable():
+        return text  # (the common case: no control character, nothing to look up)
+    return _CONTROL.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    return _ESCAPES.get(char) or (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
+
+
 def _shown(value: object, limit: int = 60) -> str:
     """``value`` for an error message: its repr, cut short (a name may be megabytes)."""
     text = repr(value)
@@ -200,12 +220,13 @@ class Fact:
         }
 
     def line(self) -> str:
-        """The compact one-line form used in answer contexts and listings."""
+        """The compact one-line form used in answer contexts and listings: one line
+        whatever the names hold (their control characters escaped, :func:`one_line`)."""
         said = ", ".join(
             x for x in (self.speaker, None if self.turn_id is None else f"turn {self.turn_id}") if x
         )
         closed = "" if self.valid_to is None else f" (until #{self.valid_to})"
-        return (
+        return one_line(
             f"{self.subject} {self.predicate} {self.object}"
             + (f" [{said}]" if said else "")
             + closed

@@ -10,20 +10,16 @@ one line.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Sequence
 
 import click
 
-# C0, DEL and C1: a name holding ESC or CSI could clear or rewrite the user's terminal,
-# a CR or newline forge a line of output.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+from ctxneo.model import one_line
 
 
 def _cell(value: str) -> str:
-    return _CONTROL.sub(lambda m: _ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}"), value)
+    return one_line(value)
 
 
 def escaped(text: str) -> str:
