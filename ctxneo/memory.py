@@ -240,7 +240,10 @@ class Memory:
         """Let questions refer to ``entity`` as ``phrase``; returns what may be amiss
         with it, one line each (``entity 'Finance_Egn' has no fact yet; the memory has
         'Finance_Eng'``): the alias is stored all the same."""
-        notes = alias_notes(self.store, phrase, entity)
+        # Checked as the store checks them, before the notes read the store with them.
+        notes = alias_notes(
+            self.store, check_name(phrase, "alias phrase"), check_name(entity, "entity")
+        )
         self.store.add_alias(phrase, entity)
         return notes
 

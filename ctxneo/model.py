@@ -72,24 +72,46 @@ def check_predicate(predicate: str) -> str:
     return normal
 
 
-# C0, DEL, C1 and Unicode's line and paragraph separators: a line break in a stored name
-# would forge a line of output (in an LLM's context, a fact line said by someone else);
-# ESC or CSI could rewrite a terminal.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Escapes for the characters that are not printable (Unicode's "Other" and "Separator"
+# but the space: C0, DEL and C1 controls, line and paragraph separators, text-direction
+# overrides, zero-width and other format characters). A line break in a stored name
+# would forge a line of output (in an LLM's context, a fact line said by someone else),
+# ESC or CSI could rewrite a terminal, and a direction override show a name reversed.
 _ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
 def one_line(text: str) -> str:
-    """``text`` with its control characters shown as escapes (``\\n``, ``\\x1b``)."""
+    """``text`` with every character that is not printable shown as an escape (``\\n``,
+    ``\\x1b``, ``\\u202e``)."""
     if text.isprintable():
-        return text  # (the common case: no control character, nothing to look up)
-    return _CONTROL.sub(_escape, text)
+        return text  # (the common case: nothing to escape)
+    return "".join(c if c.isprintable() else _escape(c) for c in text)
 
 
-def _escape(match: re.Match[str]) -> str:
-    char = match.group()
+def _escape(char: str) -> str:
     code = ord(char)
-    return _ESCAPES.get(char) or (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
+    if char in _ESCAPES:
+        return _ESCAPES[char]
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+#: What a name may not hold and still be shown bare in a fact's line: the marks the line
+#: itself uses for who said it and until when ("[Agent_A, turn 9] (until #3)"), quotes,
+#: a backslash, or space at either end.
+_NOT_BARE = re.compile(r'[\[\]()"\\]|^\s|\s$')
+
+
+def shown_name(name: str) -> str:
+    """``name`` as a fact's line shows it: bare, or, when it holds what the line's own
+    marks are made of or a character that is not printable, in double quotes with its
+    quotes and backslashes escaped by a backslash and the rest as :func:`one_line` shows
+    it (so that no name reads as another speaker, a closed fact or a second line, and a
+    name holding a line break reads otherwise than one holding a backslash and an n)."""
+    if name.isprintable() and _NOT_BARE.search(name) is None:
+        return name
+    return '"' + one_line(name.replace("\\", "\\\\").replace('"', '\\"')) + '"'
 
 
 def _shown(value: object, limit: int = 60) -> str:
@@ -220,14 +242,15 @@ class Fact:
         }
 
     def line(self) -> str:
-        """The compact one-line form used in answer contexts and listings: one line
-        whatever the names hold (their control characters escaped, :func:`one_line`)."""
+        """The compact one-line form used in answer contexts and listings: one line,
+        whose marks no name can forge (:func:`shown_name`)."""
+        speaker = None if self.speaker is None else shown_name(self.speaker)
         said = ", ".join(
-            x for x in (self.speaker, None if self.turn_id is None else f"turn {self.turn_id}") if x
+            x for x in (speaker, None if self.turn_id is None else f"turn {self.turn_id}") if x
         )
         closed = "" if self.valid_to is None else f" (until #{self.valid_to})"
-        return one_line(
-            f"{self.subject} {self.predicate} {self.object}"
+        return (
+            f"{shown_name(self.subject)} {self.predicate} {shown_name(self.object)}"
             + (f" [{said}]" if said else "")
             + closed
         )

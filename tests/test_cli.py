@@ -649,7 +649,7 @@ def test_a_bad_setting_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.Monk
 def test_stored_names_cannot_drive_the_terminal(tmp_path: Path) -> None:
     store = str(tmp_path / "m.jsonl")
     out = run("remember", "Evil\x1b[2J", "OWNED_BY", "A\rB\x9b31m", "--store", store).stdout
-    assert out == "remembered #1: Evil\\x1b[2J OWNED_BY A\\rB\\x9b31m\n"
+    assert out == 'remembered #1: "Evil\\x1b[2J" OWNED_BY "A\\rB\\x9b31m"\n'
     for args in (["facts", "Evil\x1b[2J"], ["history", "Evil\x1b[2J"], ["vocabulary"]):
         shown = run(*args, "--store", store).stdout
         assert "\x1b" not in shown and "\r" not in shown and "\x9b" not in shown
