@@ -59,6 +59,7 @@ def test_every_imported_distribution_is_a_dependency() -> None:
         "matplotlib": "matplotlib",
         "psutil": "psutil",
         "mcp": "mcp",
+        "anyio": "anyio",
         "pydantic": "pydantic",
         "uvicorn": "uvicorn",
         "numpy": "numpy",
