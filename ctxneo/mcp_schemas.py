@@ -24,14 +24,29 @@ _JSON_TYPES: dict[str, Callable[[object], bool]] = {
 }
 
 
+#: The problems one refused call lists at most.
+MAX_PROBLEMS = 10
+
+
 def strict_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
     """Where ``arguments`` break the tool's published schema as JSON types, not as
     pydantic would coerce them: ``"yes"`` is not a boolean, ``"7"`` not an integer,
     and a key the schema does not declare (a typo such as ``mutli``) is refused.
 
-    Ranges and lengths are left to the tool's own validation (one message style)."""
+    Ranges and lengths are left to the tool's own validation (one message style), but
+    for an array longer than its ``maxItems``, which is one problem, its items unread;
+    and at most :data:`MAX_PROBLEMS` are listed, then a last line that there are more
+    (a reply is never much longer than the request, nor its check slow on a huge one)."""
     defs = schema.get("$defs", {})
     problems: list[str] = []
+    cut = False
+
+    def problem(text: str) -> None:
+        nonlocal cut
+        if len(problems) < MAX_PROBLEMS:
+            problems.append(text)
+        else:
+            cut = True
 
     def resolve(node: dict[str, Any]) -> dict[str, Any]:
         ref = node.get("$ref", "")
@@ -43,29 +58,37 @@ def strict_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[s
         if options is not None:
             fits = [resolve(o) for o in options if _fits(resolve(o), value)]
             if not fits:
-                problems.append(f"{where}: expected {_type_names(options)} (got {value!r:.80})")
+                problem(f"{where}: expected {_type_names(options)} (got {value!r:.80})")
             else:
                 check(fits[0], value, where)
             return
         kind = node.get("type")
         if not _fits(node, value):
             expected = " or ".join(kind) if isinstance(kind, list) else kind
-            problems.append(f"{where}: expected {expected} (got {value!r:.80})")
+            problem(f"{where}: expected {expected} (got {value!r:.80})")
             return
         if kind == "object" and isinstance(value, dict):
             declared = node.get("properties", {})
             for key, item in value.items():
                 if key not in declared:
                     known = ", ".join(sorted(declared)) or "none"
-                    problems.append(f"{where}{key}: not an argument of this tool (known: {known})")
+                    problem(f"{where}{key}: not an argument of this tool (known: {known})")
                 else:
                     check(declared[key], item, f"{where}{key}")
-        elif kind == "array" and isinstance(value, list) and "items" in node:
-            for i, item in enumerate(value):
+        elif kind == "array" and isinstance(value, list):
+            limit = node.get("maxItems")
+            if limit is not None and len(value) > limit:
+                problem(f"{where}: at most {limit} items (got {len(value)})")
+                return
+            for i, item in enumerate(value if "items" in node else ()):
+                if len(problems) >= MAX_PROBLEMS:
+                    problem("")  # the rest unread: there may be more
+                    break
                 check(node["items"], item, f"{where}[{i}].")
 
     check({**schema, "type": "object"}, arguments, "")
-    return [p.replace(".:", ":") for p in problems]
+    listed = [p.replace(".:", ":") for p in problems]
+    return listed + (["the rest not checked"] if cut else [])
 
 
 def _fits(node: dict[str, Any], value: object) -> bool:

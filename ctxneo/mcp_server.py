@@ -613,10 +613,12 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
     @server.tool(description=DECLARE, annotations=_annotations("Declare names", writes=True))
     def declare(
         multi_valued: Annotated[
-            list[str] | None, Field(description="Predicates to declare multi-valued.")
+            list[str] | None,
+            Field(description="Predicates to declare multi-valued.", max_length=MAX_BATCH),
         ] = None,
         single_valued: Annotated[
-            list[str] | None, Field(description="Predicates to make single-valued again.")
+            list[str] | None,
+            Field(description="Predicates to make single-valued again.", max_length=MAX_BATCH),
         ] = None,
         aliases: Annotated[
             list[AliasIn] | None, Field(description="Phrases for entities.", max_length=MAX_BATCH)

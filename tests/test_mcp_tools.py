@@ -302,6 +302,13 @@ def test_arguments_are_taken_as_the_schema_types_them_and_unknown_keys_are_refus
         nested = await error(client, "remember_many", facts=[{**fact, "turn": "2"}])
         assert "facts[0].turn: expected integer or null" in nested
         assert "extra: not an argument" in await error(client, "stats", extra=1)
+        # A reply to a bad call is never much longer than the call: a list past its
+        # limit is one problem, and at most ten are listed.
+        huge = await error(client, "remember_many", facts=[0] * 5000)
+        assert huge.endswith("facts: at most 200 items (got 5000)") and len(huge) < 200
+        many = (await error(client, "remember_many", facts=[0] * 150)).split("; ")
+        assert len(many) == 11 and many[-1] == "the rest not checked"
+        assert "at most 200 items" in await error(client, "declare", multi_valued=["A"] * 201)
         assert (await ok(client, "stats"))["facts"] == 0
         assert (await ok(client, "remember", **fact, turn=7, multi=False))["stored"]["turn"] == 7
 
