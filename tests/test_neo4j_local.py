@@ -32,6 +32,7 @@ from ctxneo.neo4j_local.server import (
     REGISTRY_DIR,
     STATE_FILE,
     LocalNeo4j,
+    Runtime,
     _register,
     _registered,
     local_credentials,
@@ -181,6 +182,37 @@ def test_a_data_directory_of_another_user_is_refused(tmp_path: Path) -> None:
     with pytest.raises(Neo4jLaunchError, match="belongs to another user"):
         LocalNeo4j(theirs).stop()
     assert list(theirs.iterdir()) == []
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="making a directory another user's needs root")
+def test_jars_or_a_launcher_another_user_could_have_put_there_are_never_run(
+    tmp_path: Path,
+) -> None:
+    """The launcher runs the jars and the compiled class under CTXNEO_HOME as this user:
+    a home another user made (a shared /tmp) or a file of theirs inside is refused
+    before anything is fetched, compiled or run."""
+    home = tmp_path / "home"
+    runtime = Runtime(home)
+    runtime.root.mkdir(parents=True)
+    os.chown(runtime.root, 65534, 65534)  # another user made it first
+    with pytest.raises(Neo4jLaunchError, match="belongs to another user"):
+        runtime.ensure()
+    assert list(runtime.root.iterdir()) == []
+    os.chown(runtime.root, os.getuid(), os.getgid())
+    runtime.lib.mkdir()
+    (runtime.lib / ".complete").write_text("5")
+    planted = runtime.lib / "planted.jar"
+    planted.write_text("")
+    os.chown(planted, 65534, 65534)
+    with pytest.raises(Neo4jLaunchError, match=r"planted\.jar belongs to another user"):
+        runtime.ensure()
+    # a folder of one's own that others could write is made one's own alone
+    planted.unlink()
+    runtime.classes.mkdir()
+    (runtime.classes / "CtxneoNeo4j.class").write_text("")
+    runtime.root.chmod(0o777)
+    runtime.ensure()  # (built already: nothing is fetched or compiled)
+    assert runtime.root.stat().st_mode & 0o022 == 0
 
 
 def test_docker_compose_has_no_default_password_and_listens_on_loopback_only() -> None:

@@ -90,12 +90,38 @@ class ServerInfo:
 @contextlib.contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as f:
+    # (never through a symlink another user left in the lock's place)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "a") as f:
         fcntl.flock(f.fileno(), fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def _trusted(path: Path, what: str) -> None:
+    """Refuse ``path`` (a directory or file ctxneo runs code from) unless it belongs to
+    this user (or root) and no other user can write it: a jar or class another user
+    could put there would run as this user, and read the server's password.
+
+    Raises:
+        Neo4jLaunchError: it belongs to another user, or others can write it.
+    """
+    st = path.stat()
+    if st.st_uid not in (os.getuid(), 0):
+        raise Neo4jLaunchError(
+            f"{path} belongs to another user (uid {st.st_uid}): ctxneo runs {what} from "
+            "it and will not run another user's code; set CTXNEO_HOME to a directory of "
+            "your own (default ~/.ctxneo)"
+        )
+    if st.st_mode & 0o022:
+        if st.st_uid != os.getuid():
+            raise Neo4jLaunchError(
+                f"others can write {path}: ctxneo runs {what} from it; set CTXNEO_HOME "
+                "to a directory of your own (default ~/.ctxneo)"
+            )
+        path.chmod(st.st_mode & ~0o022 & 0o7777)
 
 
 def _java() -> str:
@@ -146,11 +172,26 @@ class Runtime:
             Neo4jLaunchError: Java, Maven or the download is missing or fails.
         """
         java = _java()
+        self.root.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _trusted(self.root.parent, "the Neo4j jars")
         with _file_lock(self.root.parent / f".neo4j-{NEO4J_VERSION}.lock"):
-            if not (self.lib / ".complete").exists():
+            self.root.mkdir(mode=0o700, exist_ok=True)
+            _trusted(self.root, "the Neo4j jars")
+            if (self.lib / ".complete").exists():
+                self._check_built(self.lib)
+            else:
                 self._fetch(log)
-            if not self._compiled():
+            if self._compiled():
+                self._check_built(self.classes)
+            else:
                 self._compile(java, log)
+
+    def _check_built(self, folder: Path) -> None:
+        """``folder`` (the jars, or the compiled launcher) and everything in it are this
+        user's to write alone (see :func:`_trusted`): checked before each use."""
+        _trusted(folder, "the Neo4j jars and the launcher")
+        for item in folder.iterdir():
+            _trusted(item, "the Neo4j jars and the launcher")
 
     def _fetch(self, log: Log) -> None:
         mvn = shutil.which("mvn")
