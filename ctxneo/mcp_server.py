@@ -46,7 +46,7 @@ from ctxneo.mcp_results import (
 from ctxneo.mcp_schemas import closed_schema, lean_schema, strict_problems
 from ctxneo.memory import Memory
 from ctxneo.model import MAX_NAME_BYTES, MAX_QUESTION_CHARS, MAX_TEXT_BYTES, NewFact
-from ctxneo.text import index_keys
+from ctxneo.vocabulary import similar_names
 
 #: Names are at most 4 KB of UTF-8 (checked exactly later); no character is less than a
 #: byte, so a longer string is refused before anything reads it.
@@ -674,7 +674,6 @@ def _require_entity(memory: Memory, name: str) -> None:
     """Raise a clear error, with similar names, when ``name`` is in no fact of the memory."""
     if memory.store.facts_of([name], history=True, limit=1):
         return
-    hits = memory.store.find_entities(sorted(index_keys(name)), limit=5)
-    similar = [h.name for h in hits if h.name != name][:3]
+    similar = similar_names(memory.store, name)
     hint = f"; similar: {', '.join(repr(s) for s in similar)}" if similar else ""
     raise InvalidFactError(f"no entity {name!r} in this memory{hint}")

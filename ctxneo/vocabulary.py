@@ -92,6 +92,13 @@ def resemblances(store: Store, facts: Sequence[NewFact]) -> list[str]:
     return notes
 
 
+def similar_names(store: Store, name: str, limit: int = MAX_SIMILAR) -> list[str]:
+    """Up to ``limit`` entity names in use that share a word with ``name`` (not ``name``
+    itself), best first: what to offer for a name in no fact ("did you mean")."""
+    hits = store.find_entities(sorted(index_keys(name)), limit=limit + 2)
+    return [h.name for h in hits if h.name != name][:limit]
+
+
 def alias_notes(store: Store, phrase: str, entity: str) -> list[str]:
     """What may be amiss with letting questions name ``entity`` as ``phrase``, one line
     each: ``entity`` has no fact yet (a typo, or the two given the other way round:

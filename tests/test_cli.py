@@ -289,6 +289,10 @@ def test_a_name_that_differs_only_in_case_is_suggested(tmp_path: Path) -> None:
     line = one_error_line(run("retract", "service_payments", "OWNED_BY", "--store", store, code=1))
     assert "stored as Service_Payments" in line
     assert json.loads(run("facts", "nobody", "--json", "--store", store).stdout) == {"facts": []}
+    typo = run("facts", "Service_Paymnts", "--store", store)
+    assert typo.stderr == (
+        "facts of Service_Paymnts: none (no entity of that name; similar: Service_Payments)\n"
+    )
 
 
 def test_an_alias_given_the_other_way_round_is_noted(tmp_path: Path) -> None:
@@ -428,7 +432,7 @@ def test_a_uri_given_as_a_journal_path_is_an_error_that_writes_nothing(
     with pytest.raises(ConfigError, match="uri="):
         Memory.open(where, password="pw")
     line = one_error_line(run("stats", "--store", where, code=2))
-    assert "is a URI, not a journal path" in line and "--uri" in line
+    assert f"{where!r} is a URI, not a journal file" in line and "--uri" in line  # as written
     with pytest.raises(CtxneoError, match="password applies to a Neo4j memory"):
         Memory.open(tmp_path / "m.jsonl", password="pw")
     assert list(tmp_path.iterdir()) == []

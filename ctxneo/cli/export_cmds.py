@@ -214,7 +214,7 @@ def export(
                     raise CtxneoError(f"{e}{written}") from e
             done.append(ns)
             click.echo(
-                f"loaded {len(image.facts)} facts into {redact(to_uri)}, namespace {ns!r}",
+                f"loaded {_facts(len(image.facts))} into {redact(to_uri)}, namespace {ns!r}",
                 err=True,
             )
         return
@@ -283,9 +283,14 @@ def load(file: Path, uri: str | None, namespace: str | None, silent: bool, **cre
     with _connect(uri, creds, target_ns) as target:
         _load(target, image, silent, file.name)
     click.echo(
-        f"loaded {len(image.facts)} facts from {file} into {redact(uri)}, namespace {target_ns!r}",
+        f"loaded {_facts(len(image.facts))} from {file} into {redact(uri)}, "
+        f"namespace {target_ns!r}",
         err=True,
     )
 
 
 COMMANDS = [export, load]
+
+
+def _facts(n: int) -> str:
+    return "1 fact" if n == 1 else f"{n} facts"

@@ -21,6 +21,7 @@ from ctxneo.cli.options import (
 from ctxneo.cli.tables import echo, print_table
 from ctxneo.memory import Memory
 from ctxneo.model import Answer, Fact, NewFact
+from ctxneo.vocabulary import similar_names
 
 FACT_COLUMNS = ("#", "subject", "predicate", "object", "speaker", "turn", "valid")
 
@@ -49,7 +50,12 @@ def _print_facts(memory: Memory, facts: list[Fact], title: str, entity: str, as_
 
 def _did_you_mean(memory: Memory, entity: str) -> str:
     names = memory.stored_names(entity)
-    return f" (stored as {', '.join(names)})" if names else ""
+    if names:
+        return f" (stored as {', '.join(names)})"
+    if memory.store.facts_of([entity], history=True, limit=1):
+        return ""  # (it is in memory: none of what was asked of it)
+    similar = similar_names(memory.store, entity)
+    return f" (no entity of that name; similar: {', '.join(similar)})" if similar else ""
 
 
 def _print_answer(answer: Answer, top_k: int) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -144,6 +145,20 @@ def neo4j_options(f: F) -> F:
     return connection_options(f)
 
 
+class JournalPath(click.Path):
+    """A journal file's path; a URI given in its place is refused as it was written
+    (``Path`` would print ``bolt://h`` as ``bolt:/h``), with the option that takes it."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and _URI_LIKE.match(value):
+            self.fail(f"{value!r} is a URI, not a journal file: give a Neo4j URI as --uri", param)
+        return super().convert(value, param, ctx)
+
+
+#: A scheme and a colon-slash: what a URI starts with, and no journal path does.
+_URI_LIKE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:/")
+
+
 def store_options(f: F) -> F:
     """Where the memory lives: a journal file (--store) or a Neo4j server (--uri ...)."""
     f = neo4j_options(f)
@@ -151,7 +166,7 @@ def store_options(f: F) -> F:
         "--store",
         "store_path",
         envvar="CTXNEO_STORE",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=JournalPath(dir_okay=False, path_type=Path),
         help="Journal file of an embedded memory (a write creates it). [env: CTXNEO_STORE]",
     )(f)  # type: ignore[return-value]
 
