@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sized
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 
@@ -368,6 +368,27 @@ def check_facts(facts: Iterable[object]) -> list[NewFact]:
         InvalidFactError: an item is not a :class:`NewFact`, or a fact is invalid
             (the first in order; see :meth:`NewFact.checked`).
     """
+    if not isinstance(facts, Sized):
+        facts = list(facts)
+    try:
+        return _checked_facts(facts)
+    except InvalidFactError as e:
+        if len(facts) < 2:
+            raise
+        # (a batch of up to hundreds: which one to fix; found again, as errors are rare)
+        at = next(i for i, f in enumerate(facts) if _refused(f))
+        raise InvalidFactError(f"fact {at + 1} of {len(facts)}: {e}") from e
+
+
+def _refused(fact: object) -> bool:
+    try:
+        _checked_facts([fact])
+    except InvalidFactError:
+        return True
+    return False
+
+
+def _checked_facts(facts: Iterable[object]) -> list[NewFact]:
     names: set[str] = set()  # subjects, objects and speakers (one rule: check_name)
     predicates: dict[str, str] = {}  # as given -> stored form
     out: list[NewFact] = []

@@ -83,18 +83,24 @@ def test_a_name_known_from_an_earlier_fact_is_not_taken_for_another_role_s_check
     """A batch refuses the first bad fact with its own message, whatever the facts before
     it shared with it (names seen as a subject, predicates in another spelling)."""
     before = [GOOD, NewFact("Team_B", "owned_by", "Svc_A", "Agent_X", 3, "f1", True, "said")]
+    empty = NewFact("", "OWNED_BY", "B")
     for f in _variants():
-        assert _batch_error([*before, f]) == _error(f), f
-        assert _batch_error([*before, f, NewFact("", "OWNED_BY", "B")]) == (
-            _error(f) or _error(NewFact("", "OWNED_BY", "B"))
+        assert _batch_error([*before, f]) == _at(3, 3, _error(f)), f
+        assert _batch_error([*before, f, empty]) == (
+            _at(3, 4, _error(f)) if _error(f) else _at(4, 4, _error(empty))
         )
     checked = check_facts([*before, NewFact("Svc_A", "ownedBy", "Team_B")])
     assert [f.predicate for f in checked] == ["OWNED_BY"] * 3
 
 
+def _at(position: int, size: int, error: str | None) -> str | None:
+    """A batch's error: which fact of how many, then that fact's own error."""
+    return None if error is None else f"fact {position} of {size}: {error}"
+
+
 def test_a_str_subclass_is_checked_every_time() -> None:
-    assert _batch_error([GOOD, NewFact("Svc_A", "OWNED_BY", _Name(""))]) == _error(
-        NewFact("Svc_A", "OWNED_BY", _Name(""))
+    assert _batch_error([GOOD, NewFact("Svc_A", "OWNED_BY", _Name(""))]) == _at(
+        2, 2, _error(NewFact("Svc_A", "OWNED_BY", _Name("")))
     )
     assert _batch_error([NewFact(_Name("A"), "OWNED_BY", "B"), NewFact(_Name(" "), "P", "B")])
 
