@@ -660,3 +660,18 @@ def test_stored_names_cannot_drive_the_terminal(tmp_path: Path) -> None:
     # --json keeps the names as stored: a program reads them exactly.
     (fact,) = json.loads(run("facts", "Evil\x1b[2J", "--json", "--store", store).stdout)["facts"]
     assert fact["subject"] == "Evil\x1b[2J" and fact["object"] == "A\rB\x9b31m"
+
+
+def test_output_cut_short_by_its_reader_is_no_error(tmp_path: Path) -> None:
+    """`ctxneo history X | head -1`: the reader goes away; ctxneo stops quietly."""
+    store = tmp_path / "m.jsonl"
+    with Memory.open(store) as memory:
+        memory.remember_many([("Svc_A", "VERSION", f"v{i}") for i in range(3000)])
+    command = [sys.executable, "-m", "ctxneo", "history", "Svc_A", "--store", str(store)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline()  # the header; then the reader is gone
+    process.stdout.close()
+    errors = process.stderr.read().decode()
+    process.wait(timeout=60)
+    assert "Error" not in errors and "Traceback" not in errors

@@ -296,6 +296,8 @@ def friendly_errors(f: F) -> F:
             raise CommandError(str(e), EXIT_USAGE) from e
         except CtxneoError as e:
             raise CommandError(str(e)) from e
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): the group stops quietly
         except OSError as e:  # a file named on the command line cannot be written or read
             where = f" {e.filename}" if e.filename else ""
             raise CommandError(f"{e.strerror or e}:{where}") from e
