@@ -440,9 +440,13 @@ def _check_question(question: object) -> None:
             f"{len(question):,}"
         )
     text = check_text(question, "question", max_bytes=4 * MAX_QUESTION_CHARS)
-    if not text.strip():
-        # (an empty ask is a caller's slip: "UNKNOWN, no entity of it in memory" hid it)
-        raise InvalidFactError("a question must have words; this one is empty")
+    if not any(c.isalnum() for c in text):
+        # (an empty ask is a caller's slip: "UNKNOWN, no entity of it in memory" hid it;
+        # so is one of punctuation alone, "?")
+        raise InvalidFactError(
+            "a question must have words; this one is "
+            + ("empty" if not text.strip() else f"punctuation only ({text.strip()[:20]!r})")
+        )
 
 
 def _as_new_fact(f: FactLike) -> NewFact:

@@ -137,8 +137,11 @@ def _names_alike(new: str, old: str) -> bool:
 def _predicates_alike(new: str, old: str, meaning: Meaning) -> bool:
     """Two predicates for one relation: a near spelling (``OWENED_BY``), the same
     content words in any order, or content words close in meaning (``OWNER`` and
-    ``OWNED_BY``)."""
+    ``OWNED_BY``). Numbers tell them apart, as they do names: ``STEP_1`` and ``STEP_2``
+    are two relations, not a misspelling of one."""
     a, b = new.casefold(), old.casefold()
+    if re.findall(r"\d+", a) != re.findall(r"\d+", b):
+        return False
     if difflib.SequenceMatcher(None, a, b).ratio() >= PREDICATE_SPELLING:
         return True
     wa, wb = _content_words(a), _content_words(b)

@@ -295,6 +295,24 @@ def test_a_name_that_differs_only_in_case_is_suggested(tmp_path: Path) -> None:
     )
 
 
+def test_withdrawing_what_was_never_declared_is_noted(tmp_path: Path) -> None:
+    store = str(tmp_path / "m.jsonl")
+    run("declare-multi", "DEPENDS_ON", "--store", store)
+    out = run("declare-multi", "--withdraw", "DEPENDS_ON", "owned_by", "--store", store)
+    assert out.stdout == "multi-valued: none\n"
+    assert out.stderr == "note: not declared multi-valued: owned_by\n"
+
+
+def test_predicates_that_differ_in_their_numbers_are_not_taken_for_one_another(
+    tmp_path: Path,
+) -> None:
+    store = str(tmp_path / "m.jsonl")
+    run("remember", "Job_1", "STEP_1", "Mix", "--store", store)
+    assert run("remember", "Job_1", "STEP_2", "Bake", "--store", store).stderr == ""
+    noted = run("remember", "Job_1", "STEPP_1", "Cool", "--store", store).stderr
+    assert noted == "note: predicate STEPP_1 is new; the memory has STEP_1\n"
+
+
 def test_an_alias_given_the_other_way_round_is_noted(tmp_path: Path) -> None:
     store = str(tmp_path / "m.jsonl")
     run("remember", "Finance_Eng", "OWNS", "Ledger", "--store", store)

@@ -45,9 +45,10 @@ def test_an_empty_question_is_refused_not_answered_unknown(memory: Memory) -> No
     # An empty ask is a caller's slip; "UNKNOWN: no entity of the question is in memory"
     # hid it. The command line calls it a bad value (exit code 2).
     memory.remember("A", "OWNED_BY", "B")
-    for question in ("", "   ", "\n"):
+    for question in ("", "   ", "\n", "?", " ?! "):
         with pytest.raises(InvalidFactError, match="must have words"):
             memory.ask(question)
+    assert memory.ask("A?").question == "A?"  # one word is a question (not refused)
 
 
 def test_unknown_as_of_an_earlier_state_says_why_as_of_then(memory: Memory) -> None:

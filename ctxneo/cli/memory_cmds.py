@@ -20,7 +20,7 @@ from ctxneo.cli.options import (
 )
 from ctxneo.cli.tables import echo, print_table
 from ctxneo.memory import Memory
-from ctxneo.model import Answer, Fact, NewFact
+from ctxneo.model import Answer, Fact, NewFact, check_predicate
 from ctxneo.vocabulary import similar_names
 
 FACT_COLUMNS = ("#", "subject", "predicate", "object", "speaker", "turn", "valid")
@@ -323,6 +323,7 @@ def declare_multi(predicates: tuple[str, ...], withdraw: bool, as_json: bool, **
     """
     # Withdrawing reads a memory that must exist; declaring may be its first write.
     with memory_from(store, create=not withdraw) as memory:
+        before = memory.multi_valued()
         if withdraw:
             memory.withdraw_multi_valued(*predicates)
         else:
@@ -330,8 +331,13 @@ def declare_multi(predicates: tuple[str, ...], withdraw: bool, as_json: bool, **
         declared = sorted(memory.multi_valued())
     if as_json:
         emit_json({"multi_valued": declared})
-    else:
-        click.echo(f"multi-valued: {', '.join(declared) or 'none'}")
+        return
+    if withdraw:
+        undeclared = [p for p in dict.fromkeys(predicates) if check_predicate(p) not in before]
+        if undeclared:
+            # On stderr: a script reading stdout gets the same line with or without it.
+            echo(f"note: not declared multi-valued: {', '.join(undeclared)}", err=True)
+    click.echo(f"multi-valued: {', '.join(declared) or 'none'}")
 
 
 @click.command()
