@@ -260,6 +260,35 @@ def test_a_look_alike_of_the_name_asked_about_is_never_read_as_it(memory: Memory
     assert best(memory, "dryer B load?").values == ("LOT-31",)
 
 
+def test_a_word_or_identifier_written_whole_lends_no_part_to_another_name(
+    memory: Memory,
+) -> None:
+    # "MongoDB" written whole names MongoDB, not MariaDB through their shared "DB";
+    # "Audit_Team" lends no "team" to Finance_Team.
+    memory.remember("Orion", "USES_DATABASE", "MariaDB", turn_id=1)
+    memory.remember("Orion", "USES_DATABASE", "MongoDB", turn_id=9)
+    now = memory.ask("Does Orion use MongoDB?")
+    assert now.answer == "yes", now.answer
+    assert best(memory, "Does Orion use MariaDB?").answer.startswith("no: MongoDB")
+    memory.remember("Vega", "USES_DATABASE", "MongoDB")
+    assert memory.ask("Does Vega use CouchDB?").answer != "yes"  # a name not in memory
+    memory.remember("Ledger_Svc", "OWNED_BY", "Finance_Team")
+    memory.remember("Ledger_Svc", "OWNED_BY", "Audit_Team")
+    assert memory.ask("Is the ledger service owned by Audit_Team?").answer == "yes"
+
+
+def test_a_yes_or_no_judges_a_value_the_question_names_not_one_said_alike(
+    memory: Memory,
+) -> None:
+    # Kafka is found by the words it was stated in ("Orion will use Kafka"), not by its
+    # name: it is not the value "does Orion use Pulsar?" claims (that was "no: Pulsar
+    # since turn 40; Kafka until turn 40" at 0.75, with Pulsar the value now).
+    memory.remember("Project_Orion", "USES_QUEUE", "Kafka", turn_id=1, text="Orion will use Kafka")
+    memory.remember("Project_Orion", "USES_QUEUE", "Pulsar", turn_id=40)
+    assert memory.ask("Does Orion use Pulsar?").answer == "yes"
+    assert best(memory, "Does Orion use Kafka?").answer.startswith("no: Pulsar")
+
+
 def test_a_value_said_with_another_mark_is_a_look_alike_of_it() -> None:
     # What keeps a yes/no question from hearing the current value in other words when it
     # states the value's own words with another mark: a look-alike, so the verdict is no.

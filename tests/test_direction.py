@@ -82,6 +82,10 @@ def test_both_ways_held_the_verb_chooses(memory: Memory, question: str, answer: 
         ("what is Lot_12's dryer?", "Lot_12", "DRIES_IN", None),
         ("what's the bin for SC-40213?", "SC-40213", "BIN_LOCATION", None),
         ("which crane did we give the Pier_4 lift?", "Pier_4", "LIFTED_BY", None),
+        # a preposition's object is not the verb's: who wrote alongside Alice
+        ("who wrote songs with Alice?", "Alice", "WRITTEN_BY", None),
+        ("who painted murals together with Alice", "Alice", "PAINTED_BY", None),
+        ("who reports to Ana?", "Ana", "REPORTS_TO", False),
         # a plural noun named as a relation, asked about with "what" or "which"
         ("what stops are on Route_5 now", "Route_5", "STOPS", None),
         ("which crates go on the Truck_12 run", "Truck_12", "CRATES", None),

@@ -16,8 +16,9 @@ the question may not say the verb as a verb: a noun of it ("Alice's manager", wh
 name who does it or, as "Lot_12's dryer", where it is done; "the owner"; the noun after
 "what" or "which"), a bare form with no auxiliary of the entity's before it; nor where a
 participle without "by" names the relation (ASSIGNED_TO reads either way), the verb is
-said twice, the entity stands on both sides of it, beyond another clause or far from it,
-or a pronoun takes its place ("Svc_A, who owns it?").
+said twice, the entity stands on both sides of it, beyond another clause, a preposition
+("who wrote songs with Alice?") or far from it, or a pronoun takes its place ("Svc_A,
+who owns it?").
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ _NOUN_BEFORE = frozenset(
 #: Endings of a noun made from a verb ("manager", "management", "assignment"): the same
 #: stem as the verb, but no verb.
 _NOUN_ENDINGS = ("er", "ers", "or", "ors", "ment", "ments", "ion", "ions", "ance", "ence")
+#: Prepositions: the entity after one is its object, not the verb's (but for the
+#: predicate's own particle, "what depends on Checkout?", and a passive's "by").
+_PREPOSITIONS = PARTICLES | frozenset("about alongside among beside besides together".split())
 #: Words that start another clause, or join two: what stands beyond one of them is not
 #: the verb's subject or object.
 _CLAUSE_WORDS = frozenset(
@@ -112,6 +116,10 @@ def entity_is_subject(q: Question, positions: frozenset[int], predicate: str) ->
     if len(between) > _NEAR or any(t.word in _CLAUSE_WORDS for t in between):
         # (another clause between them: "who was guarding before Omar took over?" does
         # not say Omar is guarded; nor does a word far from the verb)
+        return None
+    if any(t.word in _PREPOSITIONS and t.word not in (particle, "by") for t in between):
+        # (a preposition's object is not the verb's: "who wrote songs with Alice?" asks
+        # who wrote alongside her, not who wrote her)
         return None
     if all(p < v for p in positions) and (
         words[v].word.endswith(_INFLECTED) or _asked_with_do(words, first)

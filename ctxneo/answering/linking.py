@@ -181,8 +181,10 @@ def candidates(
             and (named < (op := positions_of[id(oc)]) or (named == op and oc.coverage > c.coverage))
             for _, _, oc, _, _ in covers
         )
-        if _other_mark(words, named, marks, matched_marks) or _other_part(
-            words, joined, named, marks, matched_marks
+        if (
+            _other_mark(words, named, marks, matched_marks)
+            or _other_part(words, joined, named, marks, matched_marks)
+            or _part_of_a_word(words, joined, named)
         ):
             continue  # a look-alike of the entity named, not it
         covered = [words[p] for p in sorted(named)]
@@ -394,6 +396,30 @@ def _one_edit(a: str, b: str) -> bool:
         return a[i + 1 :] == b[i + 1 :] or swapped
     longer, shorter = (a, b) if len(a) > len(b) else (b, a)
     return longer[i + 1 :] == shorter[i:]
+
+
+def _part_of_a_word(
+    words: Sequence[Token], joined: Mapping[int, int], named: frozenset[int]
+) -> bool:
+    """Whether the question writes one word or identifier whole, in parts, of which the
+    name covers some parts only: a word of letters in cased parts ("PostgreSQL" does
+    not name ``MySQL``, nor "DevOps" ``Ops_Team``) or words joined by "_" or "-"
+    ("Billing_Team" lends no word to ``Payments_Team``). A word or identifier written
+    whole names one thing; a name that shares one of its parts is a look-alike, and the
+    thing asked about may not be in memory at all. (A word of letters and digits,
+    "pump09" or "12th", is a name's word and its mark, which :func:`_other_mark` weighs.)"""
+    for p in named:
+        group = words[p].group
+        ident = joined.get(group)
+        if ident is not None:
+            parts = [t for t in words if joined.get(t.group) == ident]
+        else:
+            parts = [t for t in words if t.group == group]
+            if not all(t.word.isalpha() for t in parts):
+                continue
+        if len(parts) > 1 and any(t.pos not in named for t in parts):
+            return True
+    return False
 
 
 def _other_part(

@@ -866,7 +866,7 @@ def _slot_readings(
                     slot=tuple(slot),
                 )
             )
-        if "yesno" in forms:
+        if "yesno" in forms and c.positions:
             out.append(_verdict(s, hop, c, values, slot, current))
     return out
 
@@ -932,7 +932,10 @@ def _verdict(
     *,
     from_value: bool = False,
 ) -> Candidate:
-    """Yes when the named value holds now; otherwise no, with what holds and since when."""
+    """Yes when the named value holds now; otherwise no, with what holds and since when.
+    Only of a value the question names by words of its name (an anchor with positions):
+    one found by words said of it alone ("Atlas will use Oracle") is not what "does
+    Atlas use Cassandra?" claims."""
     now = sorted(current, key=lambda f: f.seq)
     holding = [f for f in now if hop.end(f) == claim.entity]
     if holding:
@@ -985,7 +988,7 @@ def _stated_verdicts(
     otherwise ("is 2207 finished?" of a status "completed"); the ranker weighs the two by
     how alike the words and the value are (see the features ``stated_*``). (A value the
     question names as an entity is a claim, judged by :func:`_verdict`.)"""
-    if any(hop.end(f) == c.entity for f in slot for c in claims):
+    if any(hop.end(f) == c.entity for f in slot for c in claims if c.positions):
         return []
     now = sorted((f for f in slot if walker.current(f)), key=lambda f: f.seq)
     if not now:
@@ -1063,7 +1066,7 @@ def _value_side(
                 held = [f for f in facts if f.subject == subject]
                 shape = Shape(c, (back,), [(held[-1],)], [subject])
                 values = tuple(dict.fromkeys(hop.end(f) for f in current))
-                if "yesno" in forms:
+                if "yesno" in forms and c.positions:
                     out.append(_verdict(shape, hop, c, values, slot, current, from_value=True))
                 at = next((i for i, f in enumerate(slot) if hop.end(f) == c.entity), None)
                 if at and "earlier" in forms:
@@ -1122,7 +1125,11 @@ def withdrawn(
             continue  # replaced, then withdrawn: what holds is unknown, not "nothing"
         anchor = next(a for a in walker.anchors if a.entity == node)
         shape = Shape(anchor, (hop,), [(slot[-1],)], [hop.end(slot[-1])])
-        held = [c for c in claims if c.entity != node and any(hop.end(f) == c.entity for f in slot)]
+        held = [
+            c
+            for c in claims
+            if c.positions and c.entity != node and any(hop.end(f) == c.entity for f in slot)
+        ]
         for c in held:
             last = [f for f in slot if hop.end(f) == c.entity][-1]
             answer = f"no: nothing holds now ({c.entity} withdrawn)"
