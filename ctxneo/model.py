@@ -366,7 +366,8 @@ def check_facts(facts: Iterable[object]) -> list[NewFact]:
 
     Raises:
         InvalidFactError: an item is not a :class:`NewFact`, or a fact is invalid
-            (the first in order; see :meth:`NewFact.checked`).
+            (the first in order; see :meth:`NewFact.checked`), its message prefixed
+            with which fact of the batch it is ("fact 2 of 5: ...") for two or more.
     """
     if not isinstance(facts, Sized):
         facts = list(facts)
@@ -376,7 +377,9 @@ def check_facts(facts: Iterable[object]) -> list[NewFact]:
         if len(facts) < 2:
             raise
         # (a batch of up to hundreds: which one to fix; found again, as errors are rare)
-        at = next(i for i, f in enumerate(facts) if _refused(f))
+        at = next((i for i, f in enumerate(facts) if _refused(f)), None)
+        if at is None:  # (no fact refused alone: say what the batch was refused for)
+            raise
         raise InvalidFactError(f"fact {at + 1} of {len(facts)}: {e}") from e
 
 
