@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -22,6 +21,7 @@ from ctxneo.model import (
     check_predicate,
     check_text,
 )
+from ctxneo.neo4j_uri import looks_like_uri
 from ctxneo.stores.base import Store, Written
 from ctxneo.text import index_keys
 from ctxneo.vocabulary import VocabularyView, alias_notes, resemblances, vocabulary
@@ -409,18 +409,13 @@ class Memory:
         self.close()
 
 
-#: A scheme and a colon-slash: what a URI starts with, and no journal path does (a drive
-#: letter is one character: ``C:/...`` is a path). ``Path`` folds ``bolt://h`` to ``bolt:/h``.
-_URI_LIKE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:/")
-
-
 def _check_journal_path(
     path: str | Path | None, *, user: str | None, password: str | None, database: str | None
 ) -> None:
     """A journal path that is a URI, or credentials with a journal, is a mix-up to report:
     ``Memory.open("bolt://...")`` made a journal file under ``./bolt:/`` and ignored the
     password given with it."""
-    if path is not None and _URI_LIKE.match(str(path)):
+    if path is not None and looks_like_uri(str(path)):
         raise ConfigError(
             f"{str(path)!r} is a URI, not a journal path: a Neo4j memory is opened with "
             "uri= (--uri on the command line), a journal with a file path"

@@ -14,6 +14,17 @@ SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s'\"]*@")
 
 
+#: A scheme and a colon-slash: what a URI starts with, and no file path does (a drive
+#: letter is one character: ``C:/...`` is a path).
+_URI_LIKE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:/")
+
+
+def looks_like_uri(text: str) -> bool:
+    """Whether ``text`` is written as a URI (``bolt://h``, ``neo4j+s://h``), not a path.
+    (``Path`` folds ``bolt://h`` to ``bolt:/h``, which still reads as one.)"""
+    return _URI_LIKE.match(text) is not None
+
+
 def redact(text: str) -> str:
     """``text`` with the user and password of every URI in it replaced by ``***``."""
     return _USERINFO.sub(r"\1***@", text)

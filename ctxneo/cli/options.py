@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,7 +13,7 @@ import click
 from ctxneo.errors import ConfigError, CtxneoError, InvalidFactError, ScenarioError
 from ctxneo.memory import Memory
 from ctxneo.neo4j_local.server import local_credentials
-from ctxneo.neo4j_uri import check_uri, redact
+from ctxneo.neo4j_uri import check_uri, looks_like_uri, redact
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -150,13 +149,9 @@ class JournalPath(click.Path):
     (``Path`` would print ``bolt://h`` as ``bolt:/h``), with the option that takes it."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and _URI_LIKE.match(value):
+        if isinstance(value, str) and looks_like_uri(value):
             self.fail(f"{value!r} is a URI, not a journal file: give a Neo4j URI as --uri", param)
         return super().convert(value, param, ctx)
-
-
-#: A scheme and a colon-slash: what a URI starts with, and no journal path does.
-_URI_LIKE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:/")
 
 
 def store_options(f: F) -> F:

@@ -18,23 +18,14 @@ import click
 from ctxneo.model import one_line
 
 
-def _cell(value: str) -> str:
-    return one_line(value)
-
-
-def escaped(text: str) -> str:
-    """``text`` with its control characters shown as escapes (``\\n``, ``\\x1b``)."""
-    return _cell(text)
-
-
 def echo(text: str = "", *, err: bool = False) -> None:
     """One line of human output, control characters in stored names escaped."""
-    click.echo(_cell(text), err=err)
+    click.echo(one_line(text), err=err)
 
 
 def plain_rows(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """The header and rows as lines, columns left-aligned and padded to their widest cell."""
-    cells = [[_cell(c) for c in columns], *[[_cell(v) for v in row] for row in rows]]
+    cells = [[one_line(c) for c in columns], *[[one_line(v) for v in row] for row in rows]]
     widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
     return [
         "  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)).rstrip() for line in cells
@@ -55,5 +46,5 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]
     for column in columns:
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(*(Text(_cell(v)) for v in row))  # Text: "[b]" in a name is not markup
+        table.add_row(*(Text(one_line(v)) for v in row))  # Text: "[b]" in a name is not markup
     Console(soft_wrap=True).print(table)
