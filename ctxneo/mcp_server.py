@@ -353,8 +353,14 @@ class CtxneoMCPServer(MCPServer):
         # memory must show a write to the calls sent after it. The lock is fair (FIFO)
         # and taken before anything here awaits, so calls run in the order they came;
         # other sessions (other agents over HTTP) still run beside this one.
-        async with self._session_lock(context):
-            return await self._call_tool(name, arguments, context)
+        # Shielded: when a client closes its end (stdin at EOF), the SDK cancels its
+        # requests; one still waiting for its turn would then be dropped, though it was
+        # received (39 of 40 pipelined writes lost). A sync tool already running in its
+        # worker thread was never cancellable, so every call received runs to its end,
+        # in order, and the server exits after them.
+        with anyio.CancelScope(shield=True):
+            async with self._session_lock(context):
+                return await self._call_tool(name, arguments, context)
 
     async def _call_tool(self, name: str, arguments: dict[str, Any], context: Any) -> Any:
         schema = self._tool_input_schema(name)

@@ -247,6 +247,39 @@ def test_calls_sent_without_waiting_run_in_the_order_sent(tmp_path: Path) -> Non
         assert fact["subject"] == f"Svc_{k}"
 
 
+def test_calls_received_before_the_client_leaves_are_all_run(tmp_path: Path) -> None:
+    """A client that pipes its writes in and closes its end (``ctxneo serve < calls``)
+    loses none: calls still waiting for their turn when stdin ends run, in order."""
+    journal = tmp_path / "memory.jsonl"
+    writes = 25
+    requests: list[dict[str, object]] = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    requests += [
+        {
+            "jsonrpc": "2.0",
+            "id": 2 + k,
+            "method": "tools/call",
+            "params": {
+                "name": "remember",
+                "arguments": {"subject": f"Node_{k}", "predicate": "LINKED_TO", "object": "Hub"},
+            },
+        }
+        for k in range(writes)
+    ]
+    process = subprocess.run(
+        serve("--store", str(journal)),
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert process.returncode == 0, process.stderr
+    facts = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert [f["s"] for f in facts if f.get("op") == "fact"] == [f"Node_{k}" for k in range(writes)]
+
+
 @pytest.mark.slow
 def test_one_streamable_http_session(tmp_path: Path) -> None:
     journal, port = tmp_path / "memory.jsonl", free_port()
