@@ -213,6 +213,37 @@ def test_jars_or_a_launcher_another_user_could_have_put_there_are_never_run(
     runtime.root.chmod(0o777)
     runtime.ensure()  # (built already: nothing is fetched or compiled)
     assert runtime.root.stat().st_mode & 0o022 == 0
+    # a class another user put one folder down is on the classpath too
+    nested = runtime.classes / "org" / "Planted.class"
+    nested.parent.mkdir()
+    nested.write_text("")
+    os.chown(nested, 65534, 65534)
+    with pytest.raises(Neo4jLaunchError, match=r"Planted\.class belongs to another user"):
+        runtime.ensure()
+    nested.unlink()
+    (runtime.lib / "gone.jar").symlink_to(tmp_path / "nowhere.jar")
+    with pytest.raises(Neo4jLaunchError, match=r"gone\.jar is a symbolic link"):
+        runtime.ensure()
+
+
+def test_the_home_the_user_chose_is_never_changed(tmp_path: Path) -> None:
+    """CTXNEO_HOME shared with the sticky bit (as /tmp) is used as it is; one others can
+    write without it is refused, never made private behind the user's back."""
+    home = tmp_path / "shared"
+    home.mkdir()
+    runtime = Runtime(home)
+    runtime.root.mkdir()
+    runtime.lib.mkdir()
+    (runtime.lib / ".complete").write_text("5")
+    runtime.classes.mkdir()
+    (runtime.classes / "CtxneoNeo4j.class").write_text("")
+    home.chmod(0o1777)
+    runtime.ensure()
+    assert stat.S_IMODE(home.stat().st_mode) == 0o1777
+    home.chmod(0o777)
+    with pytest.raises(Neo4jLaunchError, match=r"others can write .*chmod go-w"):
+        runtime.ensure()
+    assert stat.S_IMODE(home.stat().st_mode) == 0o777
 
 
 def test_docker_compose_has_no_default_password_and_listens_on_loopback_only() -> None:

@@ -100,28 +100,52 @@ def _file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
-def _trusted(path: Path, what: str) -> None:
+def _trusted(path: Path, what: str, *, tighten: bool = True) -> None:
     """Refuse ``path`` (a directory or file ctxneo runs code from) unless it belongs to
     this user (or root) and no other user can write it: a jar or class another user
-    could put there would run as this user, and read the server's password.
+    could put there would run as this user, and read the server's password. A symlink
+    inside the home is refused too (it may point anywhere, or nowhere).
+
+    ``tighten``: a folder or file of ctxneo's own that others could write is made this
+    user's alone; the home the user chose (``CTXNEO_HOME``) is never changed: there a
+    directory others can write is accepted only with the sticky bit (as ``/tmp`` has:
+    nobody else can then rename or remove what ctxneo puts in it), else refused.
 
     Raises:
-        Neo4jLaunchError: it belongs to another user, or others can write it.
+        Neo4jLaunchError: it belongs to another user, others can write it, or it is a
+            symlink or missing.
     """
-    st = path.stat()
+    try:
+        # (the home may be a link the user made to a folder of theirs: it is followed)
+        st = path.lstat() if tighten else path.stat()
+    except OSError as e:
+        raise Neo4jLaunchError(f"cannot check {path}: {e.strerror}") from e
+    if stat.S_ISLNK(st.st_mode):
+        raise Neo4jLaunchError(
+            f"{path} is a symbolic link: ctxneo runs {what} only from files and folders "
+            "of its own; remove the link (or set CTXNEO_HOME to a directory of your own)"
+        )
     if st.st_uid not in (os.getuid(), 0):
         raise Neo4jLaunchError(
             f"{path} belongs to another user (uid {st.st_uid}): ctxneo runs {what} from "
             "it and will not run another user's code; set CTXNEO_HOME to a directory of "
             "your own (default ~/.ctxneo)"
         )
-    if st.st_mode & 0o022:
-        if st.st_uid != os.getuid():
-            raise Neo4jLaunchError(
-                f"others can write {path}: ctxneo runs {what} from it; set CTXNEO_HOME "
-                "to a directory of your own (default ~/.ctxneo)"
-            )
-        path.chmod(st.st_mode & ~0o022 & 0o7777)
+    if not st.st_mode & 0o022:
+        return
+    if not tighten:
+        if stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX:
+            return
+        raise Neo4jLaunchError(
+            f"others can write {path}: ctxneo runs {what} from it; set CTXNEO_HOME to a "
+            "directory of your own (default ~/.ctxneo), or `chmod go-w` it"
+        )
+    if st.st_uid != os.getuid():
+        raise Neo4jLaunchError(
+            f"others can write {path}: ctxneo runs {what} from it; set CTXNEO_HOME "
+            "to a directory of your own (default ~/.ctxneo)"
+        )
+    path.chmod(st.st_mode & ~0o022 & 0o7777)
 
 
 def _java() -> str:
@@ -173,7 +197,7 @@ class Runtime:
         """
         java = _java()
         self.root.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        _trusted(self.root.parent, "the Neo4j jars")
+        _trusted(self.root.parent, "the Neo4j jars", tighten=False)
         with _file_lock(self.root.parent / f".neo4j-{NEO4J_VERSION}.lock"):
             self.root.mkdir(mode=0o700, exist_ok=True)
             _trusted(self.root, "the Neo4j jars")
@@ -187,11 +211,13 @@ class Runtime:
                 self._compile(java, log)
 
     def _check_built(self, folder: Path) -> None:
-        """``folder`` (the jars, or the compiled launcher) and everything in it are this
-        user's to write alone (see :func:`_trusted`): checked before each use."""
+        """``folder`` (the jars, or the compiled launcher) and everything in it, at any
+        depth, are this user's to write alone (see :func:`_trusted`): checked before
+        each use (a class in a subfolder is on the classpath too)."""
         _trusted(folder, "the Neo4j jars and the launcher")
-        for item in folder.iterdir():
-            _trusted(item, "the Neo4j jars and the launcher")
+        for parent, folders, files in os.walk(folder):
+            for name in (*folders, *files):  # (os.walk lists links, never follows them)
+                _trusted(Path(parent) / name, "the Neo4j jars and the launcher")
 
     def _fetch(self, log: Log) -> None:
         mvn = shutil.which("mvn")
