@@ -86,18 +86,32 @@ def test_the_shipped_model_is_packed_and_loads(tmp_path: Path) -> None:
     assert again.forms is not None and dict(again.forms.weights) == dict(model.forms.weights)
 
 
-@pytest.mark.parametrize("damage", ["truncated", "not a zip", "no document"])
+@pytest.mark.parametrize("damage", ["truncated", "not a zip", "no document", "empty", "an array"])
 def test_a_damaged_model_file_is_a_clear_error(tmp_path: Path, damage: str) -> None:
     good = packed.pack({"ranker": None, "ints": list(range(300))})
     path = tmp_path / "reader.npz"
     if damage == "truncated":
         path.write_bytes(good[: len(good) // 2])
     elif damage == "not a zip":
-        path.write_bytes(b"{}")
+        path.write_bytes(b"\x93NUMPY garbage")
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "an array":
+        with path.open("wb") as f:
+            np.save(f, np.arange(3))
     else:
         path.write_bytes(_without_document(good))
     with pytest.raises(ConfigError, match="cannot read the reader model"):
         ReaderModel.load(path)
+
+
+@pytest.mark.parametrize("name", ["reader.NPZ", "reader.npz.bak", "model"])
+def test_a_model_file_is_read_by_what_it_holds_not_by_its_name(tmp_path: Path, name: str) -> None:
+    doc = {"ranker": None, "ints": list(range(300))}
+    (tmp_path / name).write_bytes(packed.pack(doc))
+    assert packed.read((tmp_path / name).read_bytes(), name)["ints"].tolist() == doc["ints"]
+    (tmp_path / name).write_text(json.dumps(doc))
+    assert packed.read((tmp_path / name).read_bytes(), name) == doc
 
 
 def _without_document(data: bytes) -> bytes:

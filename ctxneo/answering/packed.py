@@ -172,8 +172,20 @@ def write(doc: Mapping[str, Any], path: str | Path) -> None:
 
 
 def read(data: bytes, name: str) -> Any:
-    """The document in ``data``, the contents of the file ``name`` (``.npz`` is packed,
-    anything else JSON text)."""
-    if name.endswith(".npz"):
-        return unpack(data)
-    return json.loads(data.decode("utf-8"))
+    """The document in ``data``, the contents of the file ``name``: packed if it is a zip
+    archive (as ``.npz`` files are; told by its first bytes, whatever the file is
+    named), else JSON text.
+
+    Raises:
+        ValueError: neither (naming ``name`` and what was found).
+    """
+    if data[:4] == b"PK\x03\x04":
+        try:
+            return unpack(data)
+        except (zipfile.BadZipFile, KeyError, EOFError, OSError, ValueError) as e:
+            raise ValueError(f"{name} is a zip archive but not a packed document ({e})") from e
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        what = "empty" if not data else "neither a packed document (.npz) nor JSON text"
+        raise ValueError(f"{name} is {what}") from e
