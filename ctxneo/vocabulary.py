@@ -108,7 +108,7 @@ def alias_notes(store: Store, phrase: str, entity: str) -> list[str]:
         return []
     note = f"entity {entity!r} has no fact yet"
     known = store.vocabulary(sorted(index_keys(entity)), limit=40)
-    alike = [h.name for h in known.hits if _names_alike(entity, h.name)]
+    alike = [h.name for h in known.hits if h.name != entity and _names_alike(entity, h.name)]
     if alike:
         note += f"; the memory has {_names(alike, quote=True)}"
     if store.facts_of([phrase], history=True, limit=1):

@@ -283,15 +283,15 @@ def test_a_name_that_differs_only_in_case_is_suggested(tmp_path: Path) -> None:
     run("remember", "Service_Payments", "OWNED_BY", "Payments_Team", "--store", store)
     result = run("facts", "service_payments", "--store", store)
     assert result.stdout == ""
-    assert result.stderr == "facts of service_payments: none (stored as Service_Payments)\n"
+    assert result.stderr == "facts of service_payments: none (stored as 'Service_Payments')\n"
     result = run("history", "SERVICE_PAYMENTS", "--store", store)
-    assert "stored as Service_Payments" in result.stderr
+    assert "stored as 'Service_Payments'" in result.stderr
     line = one_error_line(run("retract", "service_payments", "OWNED_BY", "--store", store, code=1))
-    assert "stored as Service_Payments" in line
+    assert "stored as 'Service_Payments'" in line
     assert json.loads(run("facts", "nobody", "--json", "--store", store).stdout) == {"facts": []}
     typo = run("facts", "Service_Paymnts", "--store", store)
     assert typo.stderr == (
-        "facts of Service_Paymnts: none (no entity of that name; similar: Service_Payments)\n"
+        "facts of Service_Paymnts: none (no entity of that name; similar: 'Service_Payments')\n"
     )
 
 
@@ -329,6 +329,26 @@ def test_an_alias_given_the_other_way_round_is_noted(tmp_path: Path) -> None:
         "notes": [],
     }
     assert right.stderr == ""
+
+
+def test_an_alias_for_a_misspelt_entity_given_twice_names_only_the_other(tmp_path: Path) -> None:
+    store = str(tmp_path / "m.jsonl")
+    run("remember", "Deneb_Api", "OWNED_BY", "Team_Pike", "--store", store)
+    run("alias", "the api", "Deneb_Apl", "--store", store)
+    again = run("alias", "the old api", "Deneb_Apl", "--store", store)
+    assert again.stderr == "note: entity 'Deneb_Apl' has no fact yet; the memory has 'Deneb_Api'\n"
+
+
+def test_similar_names_are_quoted_and_escaped_in_a_hint(tmp_path: Path) -> None:
+    """A name may hold a comma or a terminal's escape sequence: a hint shows each name
+    quoted, every control character escaped (none reaches the terminal)."""
+    store = str(tmp_path / "m.jsonl")
+    run("remember", "Lyra, Nova", "STATUS", "ok", "--store", store)
+    run("remember", "Lyra_Core\x1b[2J", "STATUS", "ok", "--store", store)
+    shown = run("facts", "Lyra", "--store", store).stderr
+    assert "'Lyra, Nova'" in shown and "'Lyra_Core\\x1b[2J'" in shown and "\x1b" not in shown
+    failed = run("retract", "Lyra", "STATUS", "--store", store, code=1).stderr
+    assert "'Lyra, Nova'" in failed and "\x1b" not in failed
 
 
 def test_vocabulary_lists_names_and_a_new_name_like_one_in_use_is_noted(tmp_path: Path) -> None:
@@ -451,6 +471,8 @@ def test_a_uri_given_as_a_journal_path_is_an_error_that_writes_nothing(
         Memory.open(where, password="pw")
     line = one_error_line(run("stats", "--store", where, code=2))
     assert f"{where!r} is a URI, not a journal file" in line and "--uri" in line  # as written
+    line = one_error_line(run("export", "--store", where, code=2))
+    assert f"{where!r} is a URI" in line and "--from-uri" in line
     with pytest.raises(CtxneoError, match="password applies to a Neo4j memory"):
         Memory.open(tmp_path / "m.jsonl", password="pw")
     assert list(tmp_path.iterdir()) == []

@@ -11,7 +11,7 @@ import click
 
 from ctxneo.cli.bench_cmds import progress_bar
 from ctxneo.cli.lazy import lazy_module
-from ctxneo.cli.options import credential_options, friendly_errors, silent_option
+from ctxneo.cli.options import JournalPath, credential_options, friendly_errors, silent_option
 from ctxneo.errors import CtxneoError, LoadFileError
 from ctxneo.model import Scenario, check_namespace
 from ctxneo.neo4j_uri import redact
@@ -118,7 +118,7 @@ def _empty_namespace(source: Neo4jStore, uri: str) -> CtxneoError:
 @click.option(
     "--store",
     "store_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=JournalPath(dir_okay=False, path_type=Path, uri_option="--from-uri"),
     help="Export this embedded memory (a journal file).",
 )
 @click.option(

@@ -49,13 +49,15 @@ def _print_facts(memory: Memory, facts: list[Fact], title: str, entity: str, as_
 
 
 def _did_you_mean(memory: Memory, entity: str) -> str:
+    # Each name quoted (a name may hold a comma) and escaped (one may hold a terminal's
+    # control characters), as the MCP server names them.
     names = memory.stored_names(entity)
     if names:
-        return f" (stored as {', '.join(names)})"
+        return f" (stored as {', '.join(map(repr, names))})"
     if memory.store.facts_of([entity], history=True, limit=1):
         return ""  # (it is in memory: none of what was asked of it)
     similar = similar_names(memory.store, entity)
-    return f" (no entity of that name; similar: {', '.join(similar)})" if similar else ""
+    return f" (no entity of that name; similar: {', '.join(map(repr, similar))})" if similar else ""
 
 
 def _print_answer(answer: Answer, top_k: int) -> None:

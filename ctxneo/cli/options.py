@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ctxneo import model
 from ctxneo.errors import ConfigError, CtxneoError, InvalidFactError, ScenarioError
 from ctxneo.memory import Memory
 from ctxneo.neo4j_local.server import local_credentials
@@ -148,9 +149,16 @@ class JournalPath(click.Path):
     """A journal file's path; a URI given in its place is refused as it was written
     (``Path`` would print ``bolt://h`` as ``bolt:/h``), with the option that takes it."""
 
+    def __init__(self, *args: Any, uri_option: str = "--uri", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.uri_option = uri_option
+
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and looks_like_uri(value):
-            self.fail(f"{value!r} is a URI, not a journal file: give a Neo4j URI as --uri", param)
+            self.fail(
+                f"{value!r} is a URI, not a journal file: give a Neo4j URI as {self.uri_option}",
+                param,
+            )
         return super().convert(value, param, ctx)
 
 
@@ -311,7 +319,9 @@ class CommandError(click.ClickException):
     """One line on stderr, ``Error: ...``, and an exit code; no URI password shown."""
 
     def __init__(self, message: str, exit_code: int = EXIT_FAILED) -> None:
-        super().__init__(one_line(redact(message)))
+        # (every character that is not printable escaped: a message may quote a stored
+        # name, and a name's escape sequences must never reach a terminal)
+        super().__init__(model.one_line(one_line(redact(message))))
         self.exit_code = exit_code
 
 
