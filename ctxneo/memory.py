@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import unicodedata
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -435,9 +436,9 @@ def _check_question(question: object) -> None:
             f"{len(question):,}"
         )
     text = check_text(question, "question", max_bytes=4 * MAX_QUESTION_CHARS)
-    if not any(c.isalnum() for c in text):
+    if not any(c.isalnum() or unicodedata.category(c) == "So" for c in text):
         # (an empty ask is a caller's slip: "UNKNOWN, no entity of it in memory" hid it;
-        # so is one of punctuation alone, "?")
+        # so is one of punctuation alone, "?"; a symbol such as an emoji may be a name)
         raise InvalidFactError(
             "a question must have words; this one is "
             + ("empty" if not text.strip() else f"punctuation only ({text.strip()[:20]!r})")

@@ -85,7 +85,22 @@ def one_line(text: str) -> str:
     ``\\x1b``, ``\\u202e``)."""
     if text.isprintable():
         return text  # (the common case: nothing to escape)
-    return "".join(c if c.isprintable() else _escape(c) for c in text)
+    return "".join(
+        c if c.isprintable() or _joins(text, i) else _escape(c) for i, c in enumerate(text)
+    )
+
+
+#: Zero-width joiner and non-joiner: between two letters or symbols beyond ASCII they are
+#: part of how the text is written (an emoji sequence, a Persian word), not hidden text.
+_JOINERS = frozenset("\u200c\u200d")
+
+
+def _joins(text: str, i: int) -> bool:
+    return (
+        text[i] in _JOINERS
+        and 0 < i < len(text) - 1
+        and all(c.isprintable() and not c.isascii() for c in (text[i - 1], text[i + 1]))
+    )
 
 
 def _escape(char: str) -> str:
@@ -101,15 +116,32 @@ def _escape(char: str) -> str:
 #: itself uses for who said it and until when ("[Agent_A, turn 9] (until #3)"), quotes,
 #: a backslash, or space at either end.
 _NOT_BARE = re.compile(r'[\[\]()"\\]|^\s|\s$')
+#: A word written as predicates often are (OWNED_BY, ownedBy, owned_by): in a name of
+#: several words it could be read as the line's relation ("Svc_A OWNED_BY Team_B" as a
+#: subject reads as a fact of its own).
+_PREDICATE_WORD = re.compile(
+    r"(?:^|\s)(?:[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*|[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*)(?=\s|$)"
+)
 
 
-def shown_name(name: str) -> str:
+def shown_name(name: str, *, speaker: bool = False) -> str:
     """``name`` as a fact's line shows it: bare, or, when it holds what the line's own
-    marks are made of or a character that is not printable, in double quotes with its
-    quotes and backslashes escaped by a backslash and the rest as :func:`one_line` shows
-    it (so that no name reads as another speaker, a closed fact or a second line, and a
-    name holding a line break reads otherwise than one holding a backslash and an n)."""
-    if name.isprintable() and _NOT_BARE.search(name) is None:
+    marks are made of, a character that is not printable, or (among other words) a word
+    written as a predicate, in double quotes with its quotes and backslashes escaped by
+    a backslash and the rest as :func:`one_line` shows it (so that no name reads as
+    another fact, another speaker, a closed fact or a second line, and a name holding a
+    line break reads otherwise than one holding a backslash and an n). A speaker is
+    quoted when it holds a comma too ("Agent_A, turn 99" would read as a turn).
+
+    A name of plain words is shown bare ("north loading dock"): what it says is left to
+    its reader.
+    """
+    if (
+        (name.isprintable() or one_line(name) == name)
+        and _NOT_BARE.search(name) is None
+        and not (speaker and "," in name)
+        and not (" " in name.strip() and _PREDICATE_WORD.search(name) is not None)
+    ):
         return name
     return '"' + one_line(name.replace("\\", "\\\\").replace('"', '\\"')) + '"'
 
@@ -244,7 +276,7 @@ class Fact:
     def line(self) -> str:
         """The compact one-line form used in answer contexts and listings: one line,
         whose marks no name can forge (:func:`shown_name`)."""
-        speaker = None if self.speaker is None else shown_name(self.speaker)
+        speaker = None if self.speaker is None else shown_name(self.speaker, speaker=True)
         said = ", ".join(
             x for x in (speaker, None if self.turn_id is None else f"turn {self.turn_id}") if x
         )
