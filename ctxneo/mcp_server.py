@@ -24,11 +24,13 @@ from typing import Annotated, Any
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from ctxneo import __version__
 from ctxneo.errors import CtxneoError, InvalidFactError
+from ctxneo.mcp_drain import drained
 from ctxneo.mcp_results import (
     AskResult,
     DeclareResult,
@@ -345,6 +347,17 @@ class CtxneoMCPServer(MCPServer):
         except TypeError:  # not weakly referable
             return self._one_lock
         return lock
+
+    async def run_stdio_async(self) -> None:
+        """As the SDK serves stdio, but a client that closes its input gets a reply to
+        every request it sent first (:mod:`ctxneo.mcp_drain`)."""
+        lowlevel = getattr(self, "_lowlevel_server", None)
+        if lowlevel is None:  # (an SDK that keeps it elsewhere: serve as it does)
+            await super().run_stdio_async()
+            return
+        async with stdio_server() as (read_stream, write_stream):
+            reads, writes = drained(read_stream, write_stream)
+            await lowlevel.run(reads, writes, lowlevel.create_initialization_options())
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         # The SDK runs each request as its own task, and a sync tool in a worker thread,

@@ -249,7 +249,8 @@ def test_calls_sent_without_waiting_run_in_the_order_sent(tmp_path: Path) -> Non
 
 def test_calls_received_before_the_client_leaves_are_all_run(tmp_path: Path) -> None:
     """A client that pipes its writes in and closes its end (``ctxneo serve < calls``)
-    loses none: calls still waiting for their turn when stdin ends run, in order."""
+    loses none: calls still waiting for their turn when stdin ends run, in order, and
+    each is answered."""
     journal = tmp_path / "memory.jsonl"
     writes = 25
     requests: list[dict[str, object]] = [
@@ -278,6 +279,10 @@ def test_calls_received_before_the_client_leaves_are_all_run(tmp_path: Path) -> 
     assert process.returncode == 0, process.stderr
     facts = [json.loads(line) for line in journal.read_text().splitlines()]
     assert [f["s"] for f in facts if f.get("op") == "fact"] == [f"Node_{k}" for k in range(writes)]
+    # and every call is answered before the server exits (the SDK dropped all but one)
+    replies = {m["id"]: m for m in map(json.loads, process.stdout.splitlines())}
+    assert sorted(replies) == list(range(1, writes + 2))
+    assert all(not replies[2 + k]["result"].get("isError") for k in range(writes))
 
 
 @pytest.mark.slow

@@ -1,0 +1,138 @@
+"""Streams for an MCP server over stdio that answer every request received before the end.
+
+A client may write its calls and close its end at once (``ctxneo serve < calls.jsonl``).
+The SDK ends the session as soon as its input ends: calls still running are cancelled or
+their replies dropped (one reply of eleven came back). :func:`drained` wraps the session's
+two streams: the end of input is held back until every request read has had its reply
+(or error) written, so a scripted client gets every answer, then the server exits.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+import anyio
+from mcp.shared.message import SessionMessage
+from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+
+#: What a client sends to withdraw a request: no reply follows it.
+_CANCELLED = "notifications/cancelled"
+
+
+class _Pending:
+    """The ids of requests read and not yet answered."""
+
+    def __init__(self) -> None:
+        self._ids: set[Any] = set()
+        self._empty = anyio.Event()
+        self._empty.set()
+
+    def add(self, request_id: Any) -> None:
+        if not self._ids:
+            self._empty = anyio.Event()
+        self._ids.add(request_id)
+
+    def discard(self, request_id: Any) -> None:
+        self._ids.discard(request_id)
+        if not self._ids:
+            self._empty.set()
+
+    def clear(self) -> None:
+        """Nothing more can be answered (the output is closed): wait for nothing."""
+        self._ids.clear()
+        self._empty.set()
+
+    async def answered(self) -> None:
+        await self._empty.wait()
+
+
+class _Reads:
+    """The session's input: requests are counted; its end waits for their replies."""
+
+    def __init__(self, inner: Any, pending: _Pending) -> None:
+        self._inner = inner
+        self._pending = pending
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        try:
+            item = await self._inner.receive()
+        except anyio.EndOfStream:
+            await self._pending.answered()
+            raise
+        if isinstance(item, SessionMessage):
+            message = item.message
+            if isinstance(message, JSONRPCRequest):
+                self._pending.add(message.id)
+            elif isinstance(message, JSONRPCNotification) and message.method == _CANCELLED:
+                params = message.params or {}
+                self._pending.discard(params.get("requestId"))
+        return item
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _Reads:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _Reads:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class _Writes:
+    """The session's output: a reply written answers its request."""
+
+    def __init__(self, inner: Any, pending: _Pending) -> None:
+        self._inner = inner
+        self._pending = pending
+
+    async def send(self, item: Any, /) -> None:
+        try:
+            await self._inner.send(item)
+        except BaseException:
+            self._pending.clear()  # an output that cannot be written answers nothing more
+            raise
+        if isinstance(item, SessionMessage) and isinstance(
+            item.message, JSONRPCResponse | JSONRPCError
+        ):
+            self._pending.discard(item.message.id)
+
+    async def aclose(self) -> None:
+        self._pending.clear()
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _Writes:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def drained(read_stream: Any, write_stream: Any) -> tuple[Any, Any]:
+    """``read_stream`` and ``write_stream`` of one stdio session, wrapped so that the end
+    of input reaches the session only once every request read has been answered."""
+    pending = _Pending()
+    return _Reads(read_stream, pending), _Writes(write_stream, pending)
