@@ -461,6 +461,35 @@ def test_a_value_withdrawn_is_no_not_unknown(memory: Memory) -> None:
     assert memory.ask("What is Sam Reid holding?").answer == UNKNOWN
 
 
+def test_a_number_and_a_letter_written_together_are_one_mark(memory: Memory) -> None:
+    # "cart 3c" names a cart 3C, not Cart_3: with none stored, the memory does not know
+    # (it answered Cart_3's driver at 0.98); an ordinal's or a time's ending is no mark.
+    memory.remember("Cart_3", "DRIVEN_BY", "Ilse Varga")
+    memory.remember("Cart_13", "DRIVEN_BY", "Ravi Olsen")
+    memory.remember("Kiln_D", "FIRED_BY", "Noor Saleh")
+    memory.remember("Round_6", "LED_BY", "Ada Pike")
+    assert memory.ask("who drives cart 3c").answer == UNKNOWN
+    assert memory.ask("who drives cart 13c?").answer == UNKNOWN
+    assert memory.ask("who fired kiln D4?").answer == UNKNOWN
+    assert memory.ask("who drives cart 3").values == ("Ilse Varga",)
+    assert memory.ask("who leads the 6am round?", min_confidence=0).values == ("Ada Pike",)
+    memory.remember("Cart_3C", "DRIVEN_BY", "Tove Lind")
+    assert memory.ask("who drives cart 3c").values == ("Tove Lind",)
+
+
+def test_what_a_multi_valued_slot_held_before_is_what_came_off(memory: Memory) -> None:
+    # A value held still is not what the slot held "before": what came off is (the first
+    # value, still on, answered "before" at 0.97).
+    memory.remember("Trolley_5", "HOLDS", "Tray_Alpha", multi=True)
+    memory.remember("Trolley_5", "HOLDS", "Tray_Beta", multi=True)
+    memory.retract("Trolley_5", "HOLDS", "Tray_Beta")
+    before = memory.ask("what did trolley 5 hold before?", min_confidence=0)
+    assert before.values == ("Tray_Beta",)
+    first = memory.ask("what did trolley 5 hold first?", min_confidence=0)
+    assert first.values == ("Tray_Alpha",)
+    assert memory.ask("what is trolley 5 holding?").values == ("Tray_Alpha",)
+
+
 def test_the_asker_is_the_entity_their_handle_names(memory: Memory) -> None:
     # "I", "me", "my" are the speaker; a handle and the name facts use differ in case and
     # punctuation only.

@@ -406,8 +406,11 @@ def _part_of_a_word(
     not name ``MySQL``, nor "DevOps" ``Ops_Team``) or words joined by "_" or "-"
     ("Billing_Team" lends no word to ``Payments_Team``). A word or identifier written
     whole names one thing; a name that shares one of its parts is a look-alike, and the
-    thing asked about may not be in memory at all. (A word of letters and digits,
-    "pump09" or "12th", is a name's word and its mark, which :func:`_other_mark` weighs.)"""
+    thing asked about may not be in memory at all. So is a word of digits and letters
+    written whole ("7b", "B2"): one mark, which a name covering its number alone
+    (``Van_7``) or its letter alone (``Dryer_B``) does not name. ("pump09" is a name's
+    word and its mark, which :func:`_other_mark` weighs; an ordinal's or a time's
+    ending, "12th", "7am", or a plural's, "1990s", is not a mark.)"""
     for p in named:
         group = words[p].group
         ident = joined.get(group)
@@ -416,10 +419,31 @@ def _part_of_a_word(
         else:
             parts = [t for t in words if t.group == group]
             if not all(t.word.isalpha() for t in parts):
+                if _one_mark(parts, named):
+                    return True
                 continue
         if len(parts) > 1 and any(t.pos not in named for t in parts):
             return True
     return False
+
+
+#: Endings written onto a number that are not part of a mark: an ordinal's, a time's, a
+#: plural's ("12th", "7am", "1990s").
+_NUMBER_ENDINGS = frozenset({"st", "nd", "rd", "th", "am", "pm", "s"})
+
+
+def _one_mark(parts: Sequence[Token], named: frozenset[int]) -> bool:
+    """Whether ``parts`` (one written word) are a number and a letter written together
+    ("7b", "B2"), of which the name covers one only."""
+    if len(parts) != 2:
+        return False
+    digits = [t for t in parts if t.word.isdigit()]
+    letters = [t for t in parts if t.word.isalpha()]
+    if len(digits) != 1 or len(letters) != 1 or len(letters[0].word) > 2:
+        return False
+    if letters[0].word.lower() in _NUMBER_ENDINGS and letters[0].pos > digits[0].pos:
+        return False
+    return sum(t.pos in named for t in parts) == 1
 
 
 def _other_part(

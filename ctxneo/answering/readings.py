@@ -847,7 +847,8 @@ def _slot_readings(
     out: list[Candidate] = []
     current = [f for f in slot if walker.current(f)]
     if "earlier" in forms:
-        out += _earlier(s, hop, slot, current, claims)
+        held_on = hop.predicate in walker.vocabulary.multi and walker.matcher.q.history != "first"
+        out += _earlier(s, hop, slot, current, claims, held_on=held_on)
     for c in claims:
         if c.entity == s.anchor.entity:
             continue
@@ -890,19 +891,33 @@ def _none(
 
 
 def _earlier(
-    s: Shape, hop: Hop, slot: list[Fact], current: list[Fact], claims: Sequence[Anchor]
+    s: Shape,
+    hop: Hop,
+    slot: list[Fact],
+    current: list[Fact],
+    claims: Sequence[Anchor],
+    *,
+    held_on: bool = False,
 ) -> list[Candidate]:
-    """Earlier values of a slot: the first, the previous, the one before a named value."""
+    """Earlier values of a slot: the first, the previous, the one before a named value.
+
+    ``held_on``: the slot holds several values at once and the question does not ask for
+    the first: a value held still is not what it held before ("what did the van carry
+    before?" asks for what came off, not for what it has carried from the start)."""
     out: list[Candidate] = []
     if len(slot) == len(current):
         return out  # nothing was ever replaced or withdrawn: no earlier value
-    out.append(_before(s, hop, "first", slot[0], slot))
     now = {f.seq for f in current}
+    if not (held_on and slot[0].seq in now):
+        out.append(_before(s, hop, "first", slot[0], slot))
     if current:
-        latest = max(now)
-        before = [f for f in slot if f.seq < latest and f.seq not in now]
-        if before:
-            out.append(_before(s, hop, "previous", before[-1], slot))
+        # The value held last before those held now: the one closed last (of a
+        # single-valued slot, the one the current value replaced; of a multi-valued one,
+        # the one taken off last, which may have been stated after a value still held).
+        closed = [f for f in slot if f.seq not in now]
+        if closed:
+            last = max(closed, key=lambda f: (f.valid_to or 0, f.seq))
+            out.append(_before(s, hop, "previous", last, slot))
     else:
         out.append(_before(s, hop, "previous", slot[-1], slot))
     for c in claims:
