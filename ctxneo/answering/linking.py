@@ -184,7 +184,7 @@ def candidates(
         if (
             _other_mark(words, named, marks, matched_marks)
             or _other_part(words, joined, named, marks, matched_marks)
-            or _part_of_a_word(words, joined, named)
+            or _part_of_a_word(words, joined, named, marks)
         ):
             continue  # a look-alike of the entity named, not it
         covered = [words[p] for p in sorted(named)]
@@ -399,7 +399,10 @@ def _one_edit(a: str, b: str) -> bool:
 
 
 def _part_of_a_word(
-    words: Sequence[Token], joined: Mapping[int, int], named: frozenset[int]
+    words: Sequence[Token],
+    joined: Mapping[int, int],
+    named: frozenset[int],
+    marks: Sequence[str] = (),
 ) -> bool:
     """Whether the question writes one word or identifier whole, in parts, of which the
     name covers some parts only: a word of letters in cased parts ("PostgreSQL" does
@@ -419,7 +422,7 @@ def _part_of_a_word(
         else:
             parts = [t for t in words if t.group == group]
             if not all(t.word.isalpha() for t in parts):
-                if _one_mark(parts, named):
+                if _one_mark(parts, named, marks):
                     return True
                 continue
         if len(parts) > 1 and any(t.pos not in named for t in parts):
@@ -432,9 +435,10 @@ def _part_of_a_word(
 _NUMBER_ENDINGS = frozenset({"st", "nd", "rd", "th", "am", "pm", "s"})
 
 
-def _one_mark(parts: Sequence[Token], named: frozenset[int]) -> bool:
+def _one_mark(parts: Sequence[Token], named: frozenset[int], marks: Sequence[str]) -> bool:
     """Whether ``parts`` (one written word) are a number and a letter written together
-    ("7b", "B2"), of which the name covers one only."""
+    ("7b", "B2"), of which the name has one only (``marks``: the name's; a part may be
+    left out of what names it, as the "t" of "T14" is, a letter read as a stop word)."""
     if len(parts) != 2:
         return False
     digits = [t for t in parts if t.word.isdigit()]
@@ -443,7 +447,8 @@ def _one_mark(parts: Sequence[Token], named: frozenset[int]) -> bool:
         return False
     if letters[0].word.lower() in _NUMBER_ENDINGS and letters[0].pos > digits[0].pos:
         return False
-    return sum(t.pos in named for t in parts) == 1
+    own = [t.pos in named or any(_same_mark(t.word, m) for m in marks) for t in parts]
+    return sum(own) == 1
 
 
 def _other_part(
