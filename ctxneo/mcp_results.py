@@ -125,6 +125,10 @@ class AskResult(BaseModel):
     confidence: float = Field(ge=0.0, le=1.0, description="How likely the answer is right, 0-1.")
     reason: str = Field(description="Why the answer is UNKNOWN, in one line (empty otherwise).")
     reading: str = Field(description="How the question was read (one-hop, two-hop, ...).")
+    form: str = Field(
+        description="The answer's form: value, list, count, yes/no, speaker or earlier "
+        "(empty when UNKNOWN)."
+    )
     evidence: list[FactOut] = Field(
         description="The facts walked to the answer, with speaker, turn and seq."
     )
@@ -154,6 +158,7 @@ class AskResult(BaseModel):
             confidence=answer.confidence,
             reason=answer.reason,
             reading=answer.reading,
+            form=answer.form,
             evidence=evidence,
             evidence_omitted=evidence_omitted,
             alternatives=[ReadingOut.of(r, limit) for r in _alternatives(answer)],

@@ -585,6 +585,7 @@ class Answer:
             "confidence": self.confidence,
             "reason": self.reason,
             "reading": self.reading,
+            "form": self.form,
             "evidence": [f.to_dict() for f in self.evidence],
             "readings": [r.to_dict() for r in self.readings],
             "candidate": None if self.candidate is None else self.candidate.to_dict(),
