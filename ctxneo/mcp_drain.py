@@ -9,8 +9,9 @@ two streams: the end of input is held back until every request read has had its 
 
 from __future__ import annotations
 
+from collections import Counter
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import anyio
 from mcp.shared.message import SessionMessage
@@ -21,20 +22,27 @@ _CANCELLED = "notifications/cancelled"
 
 
 class _Pending:
-    """The ids of requests read and not yet answered."""
+    """The ids of requests read and not yet answered, counted (a client may, wrongly,
+    send several with one id: each is answered)."""
 
     def __init__(self) -> None:
-        self._ids: set[Any] = set()
+        self._ids: Counter[int | str] = Counter()
         self._empty = anyio.Event()
         self._empty.set()
 
-    def add(self, request_id: Any) -> None:
+    def add(self, request_id: object) -> None:
+        if not isinstance(request_id, int | str):
+            return  # (not an id JSON-RPC allows: the SDK answers it, or not, as it will)
         if not self._ids:
             self._empty = anyio.Event()
-        self._ids.add(request_id)
+        self._ids[request_id] += 1
 
-    def discard(self, request_id: Any) -> None:
-        self._ids.discard(request_id)
+    def discard(self, request_id: object) -> None:
+        if not isinstance(request_id, int | str) or request_id not in self._ids:
+            return  # a malformed or unknown id names nothing we wait for
+        self._ids[request_id] -= 1
+        if self._ids[request_id] <= 0:
+            del self._ids[request_id]
         if not self._ids:
             self._empty.set()
 
@@ -47,7 +55,25 @@ class _Pending:
         await self._empty.wait()
 
 
-class _Reads:
+class _Stream:
+    """What both wrappers share: used as an async context manager, each closes itself."""
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class _Reads(_Stream):
     """The session's input: requests are counted; its end waits for their replies."""
 
     def __init__(self, inner: Any, pending: _Pending) -> None:
@@ -69,7 +95,7 @@ class _Reads:
             if isinstance(message, JSONRPCRequest):
                 self._pending.add(message.id)
             elif isinstance(message, JSONRPCNotification) and message.method == _CANCELLED:
-                params = message.params or {}
+                params = message.params if isinstance(message.params, dict) else {}
                 self._pending.discard(params.get("requestId"))
         return item
 
@@ -85,19 +111,8 @@ class _Reads:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def __aenter__(self) -> _Reads:
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-
-class _Writes:
+class _Writes(_Stream):
     """The session's output: a reply written answers its request."""
 
     def __init__(self, inner: Any, pending: _Pending) -> None:
@@ -118,17 +133,6 @@ class _Writes:
     async def aclose(self) -> None:
         self._pending.clear()
         await self._inner.aclose()
-
-    async def __aenter__(self) -> _Writes:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 def drained(read_stream: Any, write_stream: Any) -> tuple[Any, Any]:

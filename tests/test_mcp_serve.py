@@ -285,6 +285,40 @@ def test_calls_received_before_the_client_leaves_are_all_run(tmp_path: Path) -> 
     assert all(not replies[2 + k]["result"].get("isError") for k in range(writes))
 
 
+def test_a_malformed_cancel_or_a_repeated_id_never_loses_a_reply(tmp_path: Path) -> None:
+    """Held to the end of input, the server still serves a client that breaks the
+    protocol as the SDK does: a cancel naming no id is dropped, and each of three calls
+    sharing one id is answered."""
+    remember = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {
+            "name": "remember",
+            "arguments": {"subject": "A", "predicate": "P", "object": "B"},
+        },
+    }
+    requests = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": [1]}},
+        remember,
+        remember,
+        remember,
+        {"jsonrpc": "2.0", "id": 9, "method": "ping"},
+    ]
+    process = subprocess.run(
+        serve("--store", str(tmp_path / "memory.jsonl")),
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert process.returncode == 0, process.stderr
+    ids = sorted(json.loads(line)["id"] for line in process.stdout.splitlines())
+    assert ids == [1, 7, 7, 7, 9]
+
+
 @pytest.mark.slow
 def test_one_streamable_http_session(tmp_path: Path) -> None:
     journal, port = tmp_path / "memory.jsonl", free_port()
