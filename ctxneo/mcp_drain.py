@@ -15,7 +15,7 @@ from typing import Any, Self
 
 import anyio
 from mcp.shared.message import SessionMessage
-from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+from mcp.types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 
 #: What a client sends to withdraw a request: no reply follows it.
 _CANCELLED = "notifications/cancelled"
