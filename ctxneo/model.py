@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sized
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
@@ -90,17 +91,22 @@ def one_line(text: str) -> str:
     )
 
 
-#: Zero-width joiner and non-joiner: between two letters or symbols beyond ASCII they are
-#: part of how the text is written (an emoji sequence, a Persian word), not hidden text.
+#: Zero-width joiner and non-joiner: beside an emoji or between letters of the scripts
+#: that join (Arabic to Sinhala) they are part of how the text is written (an emoji
+#: sequence, a Persian word), not hidden text; elsewhere ("Ω\u200dΩ") they would make
+#: two names look alike.
 _JOINERS = frozenset("\u200c\u200d")
 
 
 def _joins(text: str, i: int) -> bool:
-    return (
-        text[i] in _JOINERS
-        and 0 < i < len(text) - 1
-        and all(c.isprintable() and not c.isascii() for c in (text[i - 1], text[i + 1]))
-    )
+    if text[i] not in _JOINERS or not 0 < i < len(text) - 1:
+        return False
+    before, after = text[i - 1], text[i + 1]
+    if not (before.isprintable() and after.isprintable()):
+        return False
+    emoji = any(unicodedata.category(c) == "So" for c in (before, after))
+    joining = all("\u0600" <= c <= "\u0dff" for c in (before, after))
+    return emoji or joining
 
 
 def _escape(char: str) -> str:
@@ -116,11 +122,11 @@ def _escape(char: str) -> str:
 #: itself uses for who said it and until when ("[Agent_A, turn 9] (until #3)"), quotes,
 #: a backslash, or space at either end.
 _NOT_BARE = re.compile(r'[\[\]()"\\]|^\s|\s$')
-#: A word written as predicates often are (OWNED_BY, ownedBy, owned_by): in a name of
-#: several words it could be read as the line's relation ("Svc_A OWNED_BY Team_B" as a
-#: subject reads as a fact of its own).
+#: A word written as predicates often are (OWNED_BY, ownedBy, owned_by; not iPhone or
+#: macOS), before a space or punctuation: in a name of several words it could be read as
+#: the line's relation ("Svc_A OWNED_BY Team_B" as a subject reads as a fact of its own).
 _PREDICATE_WORD = re.compile(
-    r"(?:^|\s)(?:[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*|[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*)(?=\s|$)"
+    r"(?:^|\s)(?:[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*|[a-z]{2,}[A-Z][a-z][A-Za-z0-9]*)(?=[\s:,;.]|$)"
 )
 
 

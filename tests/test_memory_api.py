@@ -112,6 +112,16 @@ def test_no_stored_name_can_forge_a_fact_line_of_the_context(memory: Memory) -> 
     assert memory.current("Kappa_Svc OWNED_BY Team_Evil")[0].line() == (
         '"Kappa_Svc OWNED_BY Team_Evil" NOTE plain words stay bare'
     )
+    assert (
+        memory.remember("Svc OWNED_BY: Team", "NOTE", "x").line() == '"Svc OWNED_BY: Team" NOTE x'
+    )
+    assert memory.remember("iPhone 15", "OWNED_BY", "macOS build server").line() == (
+        "iPhone 15 OWNED_BY macOS build server"
+    )
+    # a joiner between letters that do not join would make two names look alike
+    assert (
+        memory.remember("\u03a9\u200d\u03a9", "NOTE", "x").line() == '"\u03a9\\u200d\u03a9" NOTE x'
+    )
     # a joiner inside an emoji sequence or a Persian word is how they are written
     memory.remember("Fam\U0001f468\u200d\U0001f469", "OWNED_BY", "\u0645\u06cc\u200c\u062e")
     assert memory.current("Fam\U0001f468\u200d\U0001f469")[0].line() == (
