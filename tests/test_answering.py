@@ -475,6 +475,10 @@ def test_a_number_and_a_letter_written_together_are_one_mark(memory: Memory) -> 
     assert memory.ask("who leads the 6am round?", min_confidence=0).values == ("Ada Pike",)
     memory.remember("Cart_3C", "DRIVEN_BY", "Tove Lind")
     assert memory.ask("who drives cart 3c").values == ("Tove Lind",)
+    # a number's sign before it, or a unit's ending after it, is no mark
+    memory.remember("Gateway_2", "OWNED_BY", "Team_Edge")
+    assert memory.trace("who owns gateway v2?").anchors[0] == "Gateway_2"
+    assert memory.trace("who owns gateway No2?").anchors[0] == "Gateway_2"
 
 
 def test_what_a_multi_valued_slot_held_before_is_what_came_off(memory: Memory) -> None:
@@ -488,6 +492,9 @@ def test_what_a_multi_valued_slot_held_before_is_what_came_off(memory: Memory) -
     first = memory.ask("what did trolley 5 hold first?", min_confidence=0)
     assert first.values == ("Tray_Alpha",)
     assert memory.ask("what is trolley 5 holding?").values == ("Tray_Alpha",)
+    # put back on, it is held again: not what the trolley held before
+    memory.remember("Trolley_5", "HOLDS", "Tray_Beta", multi=True)
+    assert memory.ask("what did trolley 5 hold before?").answer == UNKNOWN
 
 
 def test_the_asker_is_the_entity_their_handle_names(memory: Memory) -> None:

@@ -412,8 +412,9 @@ def _part_of_a_word(
     thing asked about may not be in memory at all. So is a word of digits and letters
     written whole ("7b", "B2"): one mark, which a name covering its number alone
     (``Van_7``) or its letter alone (``Dryer_B``) does not name. ("pump09" is a name's
-    word and its mark, which :func:`_other_mark` weighs; an ordinal's or a time's
-    ending, "12th", "7am", or a plural's, "1990s", is not a mark.)"""
+    word and its mark, which :func:`_other_mark` weighs; an ordinal's, a time's, a
+    plural's or a unit's ending, "12th", "7am", "1990s", "24h", or a number's sign
+    before it, "v2", "No9", is not a mark.)"""
     for p in named:
         group = words[p].group
         ident = joined.get(group)
@@ -431,8 +432,10 @@ def _part_of_a_word(
 
 
 #: Endings written onto a number that are not part of a mark: an ordinal's, a time's, a
-#: plural's ("12th", "7am", "1990s").
-_NUMBER_ENDINGS = frozenset({"st", "nd", "rd", "th", "am", "pm", "s"})
+#: plural's, a unit's ("12th", "7am", "1990s", "24h", "10x").
+_NUMBER_ENDINGS = frozenset({"st", "nd", "rd", "th", "am", "pm", "s", "h", "x", "k"})
+#: Letters written before a number that only say a number follows ("v2", "No9", "nr 9").
+_NUMBER_PREFIXES = frozenset({"v", "no", "nr", "n"})
 
 
 def _one_mark(parts: Sequence[Token], named: frozenset[int], marks: Sequence[str]) -> bool:
@@ -445,7 +448,9 @@ def _one_mark(parts: Sequence[Token], named: frozenset[int], marks: Sequence[str
     letters = [t for t in parts if t.word.isalpha()]
     if len(digits) != 1 or len(letters) != 1 or len(letters[0].word) > 2:
         return False
-    if letters[0].word.lower() in _NUMBER_ENDINGS and letters[0].pos > digits[0].pos:
+    letter = letters[0].word.lower()
+    after = letters[0].pos > digits[0].pos
+    if (after and letter in _NUMBER_ENDINGS) or (not after and letter in _NUMBER_PREFIXES):
         return False
     own = [t.pos in named or any(_same_mark(t.word, m) for m in marks) for t in parts]
     return sum(own) == 1

@@ -908,13 +908,15 @@ def _earlier(
     if len(slot) == len(current):
         return out  # nothing was ever replaced or withdrawn: no earlier value
     now = {f.seq for f in current}
-    if not (held_on and slot[0].seq in now):
+    held = {hop.end(f) for f in current} if held_on else set()
+    if hop.end(slot[0]) not in held:
         out.append(_before(s, hop, "first", slot[0], slot))
     if current:
         # The value held last before those held now: the one closed last (of a
         # single-valued slot, the one the current value replaced; of a multi-valued one,
-        # the one taken off last, which may have been stated after a value still held).
-        closed = [f for f in slot if f.seq not in now]
+        # the one taken off last, which may have been stated after a value still held,
+        # and is not held again).
+        closed = [f for f in slot if f.seq not in now and hop.end(f) not in held]
         if closed:
             last = max(closed, key=lambda f: (f.valid_to or 0, f.seq))
             out.append(_before(s, hop, "previous", last, slot))
