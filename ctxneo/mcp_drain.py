@@ -19,6 +19,10 @@ from mcp.types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPC
 
 #: What a client sends to withdraw a request: no reply follows it.
 _CANCELLED = "notifications/cancelled"
+#: Seconds without a reply after which the end of input is let through although requests
+#: are still unanswered: a request the SDK lost must not keep the server up forever (a
+#: store call gives up after 15 s, so a live one replies well within this).
+IDLE_LIMIT = 60.0
 
 
 class _Pending:
@@ -29,6 +33,7 @@ class _Pending:
         self._ids: Counter[int | str] = Counter()
         self._empty = anyio.Event()
         self._empty.set()
+        self._replies = 0  # replies written so far: progress while the end waits
 
     def add(self, request_id: object) -> None:
         if not isinstance(request_id, int | str):
@@ -40,6 +45,7 @@ class _Pending:
     def discard(self, request_id: object) -> None:
         if not isinstance(request_id, int | str) or request_id not in self._ids:
             return  # a malformed or unknown id names nothing we wait for
+        self._replies += 1
         self._ids[request_id] -= 1
         if self._ids[request_id] <= 0:
             del self._ids[request_id]
@@ -51,8 +57,16 @@ class _Pending:
         self._ids.clear()
         self._empty.set()
 
-    async def answered(self) -> None:
-        await self._empty.wait()
+    async def answered(self, idle_limit: float = IDLE_LIMIT) -> None:
+        """Return once every request is answered, or after ``idle_limit`` seconds in which
+        none was."""
+        while True:
+            seen = self._replies
+            with anyio.move_on_after(idle_limit):
+                await self._empty.wait()
+                return
+            if self._replies == seen:
+                return
 
 
 class _Stream:

@@ -18,6 +18,7 @@ from mcp import Client, StdioServerParameters
 from test_mcp_tools import ok, run
 
 from ctxneo.cli import main as cli
+from ctxneo.mcp_drain import _Pending
 from ctxneo.stores.networkx import NetworkXStore
 
 REPO = Path(__file__).resolve().parents[1]
@@ -481,3 +482,21 @@ def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2, result.output
     assert "can be read by others" in result.stderr and "chmod 600" in result.stderr
+
+
+def test_the_end_of_input_waits_for_replies_but_not_for_a_lost_request() -> None:
+    """A request the SDK never answers must not keep ``serve`` up forever: the end of
+    input goes through once a while has passed with no reply at all."""
+
+    async def run() -> None:
+        lost = _Pending()
+        lost.add(1)
+        await lost.answered(idle_limit=0.05)  # returns: nothing will ever answer 1
+        answered = _Pending()
+        answered.add(1)
+        answered.add("a")
+        answered.discard(1)
+        answered.discard("a")
+        await answered.answered(idle_limit=3600)  # returns at once: all answered
+
+    anyio.run(run)
