@@ -20,8 +20,10 @@ from mcp.types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPC
 #: What a client sends to withdraw a request: no reply follows it.
 _CANCELLED = "notifications/cancelled"
 #: Seconds without a reply after which the end of input is let through although requests
-#: are still unanswered: a request the SDK lost must not keep the server up forever (a
-#: store call gives up after 15 s, so a live one replies well within this).
+#: are still unanswered: a safety net, so that no request, however it fails to be answered,
+#: keeps the server up forever (a store call gives up after 15 s, so a live one replies
+#: well within this). (A lost reply once blamed on the SDK was the test client's: it
+#: waited with select() on a pipe whose lines its readline() had already buffered.)
 IDLE_LIMIT = 60.0
 
 

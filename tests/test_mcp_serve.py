@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import select
 import socket
 import subprocess
@@ -34,6 +35,31 @@ INITIALIZE = {
         "clientInfo": {"name": "raw", "version": "0"},
     },
 }
+
+
+class Lines:
+    """The lines a server writes to a pipe, each waited for at most ``timeout`` seconds.
+
+    ``select()`` on ``process.stdout`` says only whether the pipe holds bytes; its
+    ``readline()`` takes every line the pipe holds into the file's buffer, and a reply
+    there is never signalled again (a server that answered ahead of its client seemed to
+    lose its last replies). So the pipe is read here, unbuffered, and the rest kept.
+    """
+
+    def __init__(self, stream: object) -> None:
+        self._fd = stream.fileno()  # type: ignore[attr-defined]
+        self.rest = b""
+
+    def next(self, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.rest:
+            ready, _, _ = select.select([self._fd], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"no answer from the server within {timeout:g} s"
+            chunk = os.read(self._fd, 1 << 16)
+            assert chunk, "the server closed its output"
+            self.rest += chunk
+        line, self.rest = self.rest.split(b"\n", 1)
+        return line.decode()
 
 
 def serve(*args: str) -> list[str]:
@@ -163,19 +189,18 @@ def test_stdio_writes_nothing_but_protocol_to_stdout(tmp_path: Path) -> None:
     )
     assert process.stdin is not None and process.stdout is not None
     responses = {}
+    lines = Lines(process.stdout)
     try:
         for request in requests:
             process.stdin.write(json.dumps(request) + "\n")
             process.stdin.flush()
             if "id" not in request:
                 continue
-            ready, _, _ = select.select([process.stdout], [], [], 60)
-            assert ready, "no answer from the server within 60 s"
-            line = process.stdout.readline()
-            message = json.loads(line)  # every line on stdout is a protocol message
+            message = json.loads(lines.next())  # every line on stdout is a protocol message
             assert message["jsonrpc"] == "2.0"
             responses[message["id"]] = message
         rest, errors = process.communicate(timeout=60)  # closes stdin: the client is gone
+        rest = lines.rest.decode() + rest
     finally:
         if process.poll() is None:
             process.kill()
@@ -229,13 +254,12 @@ def test_calls_sent_without_waiting_run_in_the_order_sent(tmp_path: Path) -> Non
     )
     assert process.stdin is not None and process.stdout is not None
     replies: dict[int, dict[str, object]] = {}
+    lines = Lines(process.stdout)
     try:
         process.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
         process.stdin.flush()
         while len(replies) < 1 + 2 * pairs:
-            ready, _, _ = select.select([process.stdout], [], [], 60)
-            assert ready, "no answer from the server within 60 s"
-            message = json.loads(process.stdout.readline())
+            message = json.loads(lines.next())
             replies[message["id"]] = message["result"]
         process.communicate(timeout=60)
     finally:
