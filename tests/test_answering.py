@@ -201,6 +201,29 @@ def test_history_answers_from_the_slot_it_names(memory: Memory) -> None:
     assert before.values == ("high",) and before.form == "earlier"
 
 
+def test_an_earlier_value_asked_in_words_the_corpus_rarely_uses(memory: Memory) -> None:
+    # The form model learned the history words its corpus used ("before", "originally");
+    # a synonym the rules know ("previously", "formerly", "initially") or a cue of two
+    # words ("used to") must not read as a question about the value now.
+    memory.remember("Skiff_4", "HAULS", "kelp")
+    memory.remember("Skiff_4", "HAULS", "mussels")
+    for question in (
+        "what did skiff 4 haul previously?",
+        "what did skiff 4 formerly haul?",
+        "what did skiff 4 initially haul?",
+        "skiff 4 used to haul what?",
+        "what did skiff 4 use to haul?",
+    ):
+        answer = best(memory, question)
+        assert answer.values == ("kelp",) and answer.form == "earlier", question
+    assert best(memory, "what does skiff 4 haul?").values == ("mussels",)
+    # "use to" with its own object asks what was used ("did she use to open it"), and
+    # "used to" after a form of be is a purpose: neither is a history cue.
+    assert read_question("what did Ana use to open the crate?").history is None
+    assert read_question("which key is used to open the gate?").history is None
+    assert read_question("who used to run the gate?").history == "previous"
+
+
 def test_who_said_it_versus_a_relation_named_by_its_verb(memory: Memory) -> None:
     memory.remember("OPS-88", "OPENED_BY", "Priya Nair", speaker="Agent_Triage", turn_id=3)
     memory.remember("OPS-88", "HAS_STATUS", "blocked", speaker="Agent_Watch", turn_id=7)

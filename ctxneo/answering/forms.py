@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
-from ctxneo.text import Token
+from ctxneo.answering.question import HISTORY_CUES
+from ctxneo.text import Token, stem
 
 FORMS = ("value", "count", "yesno", "speaker", "earlier")
 
@@ -95,10 +97,53 @@ class FormModel:
     def __init__(self, weights: Mapping[str, Sequence[float]], bias: Sequence[float]) -> None:
         self.weights = weights
         self.bias = list(bias)
+        self._known_cue: dict[str, str] = {}
 
-    def probabilities(self, words: Sequence[Token]) -> dict[str, float]:
-        p = softmax(self.weights, self.bias, words)
+    def probabilities(
+        self, words: Sequence[Token], cues: Sequence[tuple[int, str, bool]] = ()
+    ) -> dict[str, float]:
+        """``cues``: the question's history cues (:attr:`.question.Question.cues`). The
+        model learned the cue words its corpus used; one it never read ("formerly"), or
+        a cue of several words (it reads words one by one: "used to"), is read as the
+        cue's class's word it knows best, so a synonym the rules know is not lost; only
+        when it is all the question has of a cue (with a cue the model knows beside it,
+        nothing is missing, and a second "before" would weigh what one does)."""
+        p = softmax(self.weights, self.bias, self._read_cues(words, cues))
         return dict(zip(FORMS, p, strict=True))
+
+    def _read_cues(
+        self, words: Sequence[Token], cues: Sequence[tuple[int, str, bool]]
+    ) -> Sequence[Token]:
+        swap = {
+            pos: cls
+            for pos, cls, phrase in cues
+            if phrase or f"w={words[pos].word}" not in self.weights
+        }
+        if not swap or len(swap) < len(cues):
+            return words  # (a cue it knows is there: nothing is missing)
+        out = []
+        for t in words:
+            cls = swap.get(t.pos)
+            if cls is None:
+                out.append(t)
+                continue
+            known = self._best_known(cls)
+            if known is not None:
+                out.append(replace(t, word=known, stem=stem(known)))
+        return out
+
+    def _best_known(self, cls: str) -> str | None:
+        """The word of cue class ``cls`` whose weight says "earlier" most surely."""
+        if cls not in self._known_cue:
+            stems = HISTORY_CUES[cls]
+            earlier = FORMS.index("earlier")
+            margins = {
+                feature[2:]: w[earlier] - max(x for i, x in enumerate(w) if i != earlier)
+                for feature, w in self.weights.items()
+                if feature.startswith("w=") and stem(feature[2:]) in stems
+            }
+            self._known_cue[cls] = max(margins, key=lambda k: (margins[k], k), default="")
+        return self._known_cue[cls] or None
 
     def to_dict(self) -> dict[str, object]:
         return {"forms": list(FORMS), "weights": dict(self.weights), "bias": self.bias}

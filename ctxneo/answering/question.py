@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import pairwise
 
 from ctxneo.text import Token, stem, tokens
 
@@ -90,6 +91,9 @@ class Question:
     count: bool
     hint: Token | None  # the question word as a relation word ("where" -> location)
     cue_positions: frozenset[int]  # words that are history cues ("first", "originally")
+    #: (position, class, whether it opens a cue of several words) of each history cue:
+    #: what the form model is told it may not have learned (see :mod:`.forms`).
+    cues: tuple[tuple[int, str, bool], ...]
     keys: frozenset[str]  # every stem a name part could match: stems and prefixes of words
     at: dict[str, tuple[int, ...]] = field(hash=False, compare=False)  # stem -> positions
     prefixed: dict[str, tuple[int, ...]] = field(hash=False, compare=False)  # prefix -> positions
@@ -177,7 +181,17 @@ def read_question(text: str, *, masked: frozenset[int] = frozenset()) -> Questio
         | ({stem(nxt.word)} if wh is not None and wh.word == "how" and nxt is not None else set())
     )
     shape = next((name for name, words_ in _SHAPE_WORDS.items() if shape_stems & words_), None)
-    cues = frozenset(t.pos for t in content if t.stem in _FIRST | _PREVIOUS and t.pos not in masked)
+    used_to = _used_to(words, masked)
+    if history is None and used_to:
+        history = "previous"
+    cues = tuple(
+        [
+            (t.pos, "first" if t.stem in _FIRST else "previous", False)
+            for t in content
+            if t.stem in _FIRST | _PREVIOUS and t.pos not in masked
+        ]
+        + [(pos, "previous", True) for pos in used_to]
+    )
     co_prefix = bool(_CO_PREFIX.search(text))
     siblings = frozenset(
         t.pos
@@ -197,7 +211,8 @@ def read_question(text: str, *, masked: frozenset[int] = frozenset()) -> Questio
         after_wh=after_wh,
         count=count,
         hint=hint,
-        cue_positions=cues,
+        cue_positions=frozenset(pos for pos, _, _ in cues),
+        cues=cues,
         keys=frozenset(_keys(words)),
         shape=shape,
         at=_positions((t.stem, t.pos) for t in words),
@@ -221,6 +236,35 @@ def _verb_form(word: str) -> bool:
 
 _PAST = {"was", "were", "did", "had", "used"}
 _BEFORE = stem("before")
+#: History cues by class, for the form model (:mod:`.forms`): each a set of stems.
+HISTORY_CUES = {"first": frozenset(_FIRST), "previous": frozenset(_PREVIOUS)}
+#: Words after which "used to" is not a past habit: "is used to reach", "got used to it",
+#: "has used to" (rare), "we're used to".
+_NOT_HABIT = frozenset(
+    "is are was were be been being am get gets got getting gotten has have had re m s isn "
+    "aren wasn weren".split()
+)
+
+
+def _used_to(words: Sequence[Token], masked: frozenset[int]) -> tuple[int, ...]:
+    """Where "used to" ("who used to run it") or "use to" ("what did it use to be
+    called") says a past habit: the history cue of two or three words no single word of
+    which is one. After a form of be or get it is another sense ("the key used to open
+    it" is not told apart, and the reader's other evidence decides)."""
+    out = []
+    for a, b in pairwise(words):
+        if b.word != "to" or a.pos in masked or b.pos in masked:
+            continue
+        before = words[a.pos - 1].word if a.pos > 0 else ""
+        after = words[b.pos + 1].word if b.pos + 1 < len(words) else ""
+        # "what did it use to carry?": a habit when its verb ends the question ("what did
+        # she use to open it" asks for a tool).
+        ends = b.pos + 2 == len(words)
+        if (a.word == "used" and before not in _NOT_HABIT) or (
+            a.word == "use" and (after == "be" or ends)
+        ):
+            out.append(a.pos)
+    return tuple(out)
 
 
 def _looks_back(words: Sequence[Token], masked: frozenset[int]) -> bool:

@@ -236,7 +236,7 @@ class Reader:
                 relation_words(matcher, vocabulary.predicates),
             )
         forms = (
-            self.model.forms.probabilities(q.words)
+            self.model.forms.probabilities(q.words, q.cues)
             if self.model.forms is not None
             else dict.fromkeys(FORMS, 1.0 / len(FORMS))
         )
