@@ -102,7 +102,9 @@ def read_or_make_token(path: Path) -> tuple[str, bool]:
         ConfigError: the file is a symlink, not a regular file, not the user's own,
             readable by others, or empty.
     """
-    flags = os.O_RDONLY | os.O_NOFOLLOW
+    # O_NONBLOCK: opening a FIFO for reading would wait for a writer for ever; the
+    # regular-file check below then refuses it.
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:

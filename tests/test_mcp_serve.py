@@ -9,6 +9,7 @@ import select
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -524,3 +525,26 @@ def test_the_end_of_input_waits_for_replies_but_not_for_a_lost_request() -> None
         await answered.answered(idle_limit=3600)  # returns at once: all answered
 
     anyio.run(run)
+
+
+def test_a_token_file_that_is_a_fifo_is_refused_without_waiting(tmp_path: Path) -> None:
+    from ctxneo.errors import ConfigError
+    from ctxneo.http_guard import read_or_make_token
+
+    fifo = tmp_path / "token"
+    os.mkfifo(fifo, 0o600)
+    # (opened without O_NONBLOCK, a FIFO waits for a writer for ever: run in a thread)
+    outcome: list[BaseException | None] = []
+
+    def read() -> None:
+        try:
+            read_or_make_token(fifo)
+            outcome.append(None)
+        except BaseException as e:
+            outcome.append(e)
+
+    worker = threading.Thread(target=read, daemon=True)
+    worker.start()
+    worker.join(30)
+    assert outcome, "reading a FIFO token file hung"
+    assert isinstance(outcome[0], ConfigError) and "not a regular file" in str(outcome[0])

@@ -11,9 +11,11 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import signal
 import stat
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -231,3 +233,85 @@ def test_an_in_process_memory_refuses_past_the_counter_too() -> None:
     with pytest.raises(StoreError, match="used every sequence number"):
         memory.remember("A", "OWNED_BY", "B")
     assert memory.current("A") == []
+
+
+def test_a_journal_deleted_while_open_is_made_anew_by_the_next_write(tmp_path: Path) -> None:
+    """Writing on through the descriptor of a deleted file acknowledged facts no process
+    could ever read again: the path holds what a process opening it afresh would read."""
+    path = tmp_path / "memory.jsonl"
+    memory = Memory.open(path)
+    memory.remember("Kiln_4", "FIRED_BY", "Oda")
+    path.unlink()
+    assert memory.current("Kiln_4") == []  # the path holds nothing now
+    memory.remember("Kiln_5", "FIRED_BY", "Ravi")
+    with Memory.open(path) as again:
+        assert [f.object for f in again.current("Kiln_5")] == ["Ravi"]
+    path.unlink()
+    memory.clear()  # a clear of a deleted journal, then a write: on a new file too
+    memory.remember("Kiln_6", "FIRED_BY", "Ines")
+    memory.close()
+    with Memory.open(path) as again:
+        assert [f.object for f in again.current("Kiln_6")] == ["Ines"]
+
+
+def _as_user(uid: int, work: Callable[[], None]) -> None:
+    """Run ``work`` in a child process as user ``uid`` (root may remove anything, so what
+    another user's file does to a clear is seen only as a user); fails if ``work`` does."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child)
+        code = 1
+        try:
+            os.setgid(uid)
+            os.setuid(uid)
+            work()
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+@as_root
+def test_files_another_user_left_in_a_sticky_directory_do_not_stop_a_clear() -> None:
+    """In /tmp anyone may make a file with any name but ours, and none of theirs can be
+    removed by us: a clear must not depend on removing them, nor on a name of its own."""
+    shared = Path(tempfile.mkdtemp(prefix="ctxneo-sticky-", dir="/tmp"))
+    try:
+        shared.chmod(0o1777)
+        path = shared / "memory.jsonl"
+        user = 4242
+
+        def write() -> None:
+            with Memory.open(path) as memory:
+                memory.remember("Vault_2", "CODE_HELD_BY", "Maud")
+
+        def clear() -> None:
+            with Memory.open(path) as memory:
+                memory.clear()
+                assert memory.current("Vault_2") == []
+            with Memory.open(path) as again:
+                assert again.current("Vault_2") == []
+
+        _as_user(user, write)
+        for name in ("snapshot", "clearing", "snapshot.tmp"):
+            planted = shared / f"memory.jsonl.{name}"
+            planted.write_bytes(b"")
+            os.chown(planted, NOBODY, NOBODY)
+        _as_user(user, clear)
+    finally:
+        shutil.rmtree(shared)
+
+
+@pytest.mark.filterwarnings("ignore::ctxneo.stores.journal.TornJournalWarning")
+def test_the_torn_line_file_of_a_shared_journal_is_the_group_s_as_the_journal_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any member's write may be the next to set a torn line aside: a .torn only its
+    first maker could open would stop every other member's writes."""
+    monkeypatch.setenv("CTXNEO_SHARED_JOURNAL", "1")
+    path = _torn_journal(tmp_path)
+    path.chmod(0o660)
+    Memory.open(path).remember("A", "OWNED_BY", "C")
+    torn = tmp_path / "memory.jsonl.torn"
+    assert stat.S_IMODE(torn.stat().st_mode) == 0o660
+    assert torn.stat().st_gid == path.stat().st_gid

@@ -62,6 +62,7 @@ import fcntl
 import hashlib
 import json
 import os
+import secrets
 import stat
 import time
 import warnings
@@ -123,27 +124,29 @@ def _in_my_groups(gid: int) -> bool:
     return gid == os.getegid() or gid in os.getgroups()
 
 
-def check_owner(fd: int, path: Path, what: str) -> None:
+def check_owner(fd: int, path: Path, what: str, *, strict: bool = False) -> None:
     """Refuse a file another user could control: not ours (or root's), or writable
     by group or others, unless ``CTXNEO_SHARED_JOURNAL`` says journals are shared on
     purpose: then a file of another user is taken when its group is one of ours (a
     journal a team writes together belongs to whoever made it, and to their group).
+    ``strict``: a file only we ever write (a snapshot), which that never relaxes.
 
     Raises:
         JournalError: naming the file, its owner and mode, and the way out.
     """
+    shared = shared_journal() and not strict
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         raise JournalError(f"cannot open {what} {path}: not a regular file")
-    if info.st_uid not in (os.geteuid(), 0) and not (
-        shared_journal() and _in_my_groups(info.st_gid)
-    ):
+    if info.st_uid not in (os.geteuid(), 0) and not (shared and _in_my_groups(info.st_gid)):
         owner, way_out = (
             (f"user id {info.st_uid} and group id {info.st_gid}, neither yours", "")
-            if shared_journal()
+            if shared
             else (
                 f"user id {info.st_uid}, not to you",
-                ", or set CTXNEO_SHARED_JOURNAL=1 for one shared on purpose with a group "
+                ""
+                if strict
+                else ", or set CTXNEO_SHARED_JOURNAL=1 for one shared on purpose with a group "
                 "you are in",
             )
         )
@@ -151,11 +154,11 @@ def check_owner(fd: int, path: Path, what: str) -> None:
             f"cannot open {what} {path}: it belongs to {owner}; another user could read or "
             f"plant facts in it (use a journal of your own{way_out})"
         )
-    if info.st_mode & 0o022 and not shared_journal():
+    if info.st_mode & 0o022 and not shared:
         raise JournalError(
             f"cannot open {what} {path}: mode {stat.S_IMODE(info.st_mode):03o} lets other "
-            f"users write it; chmod go-w {path}, or set CTXNEO_SHARED_JOURNAL=1 if it is "
-            "shared on purpose"
+            f"users write it; chmod go-w {path}"
+            + ("" if strict else ", or set CTXNEO_SHARED_JOURNAL=1 if it is shared on purpose")
         )
 
 
@@ -303,7 +306,8 @@ class Journal:
 
     @property
     def clearing_path(self) -> Path:
-        """Where :meth:`clear` writes the empty journal before renaming it over the file."""
+        """The start of the names :meth:`clear` writes the empty journal under before
+        renaming it over the file (a random ending: see :func:`create_beside`)."""
         return self.path.with_name(self.path.name + ".clearing")
 
     @property
@@ -314,8 +318,9 @@ class Journal:
 
     @property
     def snapshot_temp_path(self) -> Path:
-        """Where a snapshot is written before it is renamed into place (by the holder
-        of the journal's lock only); a clear deletes one a crash left."""
+        """The start of the names a snapshot is written under before it is renamed into
+        place (a random ending: see :func:`create_beside`); a clear deletes those a
+        crash left."""
         return self.path.with_name(self.path.name + ".snapshot.tmp")
 
     # -- the file descriptor -------------------------------------------------------
@@ -481,6 +486,12 @@ class Journal:
         kind = fcntl.LOCK_EX if write else fcntl.LOCK_SH
         while True:
             if not self._open(write=write):
+                if self._read_id is not None:
+                    # The file read before is gone (deleted by hand): the path holds
+                    # nothing now, as it would for a process opening it afresh.
+                    self.rewind()
+                    self.replaced += 1
+                    self._read_id = None
                 yield False
                 return
             fd = self._fd
@@ -494,10 +505,12 @@ class Journal:
             # Checked under the lock, since a clear renames under the lock of the
             # file it replaces: holding that lock and finding the path unchanged
             # means no clear can replace it until we let go.
-            if named is None or named == self._fd_id:
+            if named == self._fd_id:
                 break
-            # Our descriptor (and the lock just taken) is the replaced file's, which
-            # nobody writes any more: let go of it and take the new one's.
+            # Our descriptor (and the lock just taken) is a file the path no longer
+            # names: replaced by a clear, or deleted by hand (writing on through the
+            # descriptor acknowledged facts that no process could ever read again).
+            # Let go of it and take the file the path names, or, to write, a new one.
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
             self._fd, self._writable = None, False
@@ -515,8 +528,7 @@ class Journal:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def _named_id(self) -> FileId | None:
-        """The file the path names now (``None``: nothing; a journal deleted by hand
-        is read and written through the descriptor as before)."""
+        """The file the path names now (``None``: nothing, a journal deleted by hand)."""
         try:
             return _file_id(os.stat(self.path, follow_symlinks=False))
         except FileNotFoundError:
@@ -726,6 +738,10 @@ class Journal:
             )
             try:
                 check_owner(side, torn, "the torn-line file")
+                if self.shared() and os.fstat(side).st_uid == os.geteuid():
+                    # A team's journal: the next torn line may be another member's
+                    # to set aside, so .torn is the journal's group's as the journal is.
+                    _keep_access(side, os.fstat(fd))
                 _write_all(side, tail + b"\n")
                 if self.fsync != "off":
                     os.fdatasync(side)
@@ -832,10 +848,9 @@ class Journal:
             # may a snapshot (or one a crash left half written): a snapshot is
             # only a shortcut to replay, so without it the old memory is whole too.
             self.remove_side_files()
-            new = self._create_clearing()
+            new, temp = self._create_clearing()
         except OSError as e:
             raise self._fail("clear", e) from e
-        temp = self.clearing_path
         try:
             fcntl.flock(new, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nobody has it open yet
             _keep_access(new, old)
@@ -874,21 +889,56 @@ class Journal:
         Raises:
             OSError: the system refused to delete one.
         """
-        for side in (self.snapshot_path, self.snapshot_temp_path, self.torn_path):
-            with suppress(FileNotFoundError):
+        sides = [self.snapshot_path, self.torn_path]
+        sides += self.left_beside(self.snapshot_temp_path, self.clearing_path)
+        for side in sides:
+            try:
                 os.unlink(side)
+            except FileNotFoundError:
+                pass
+            except PermissionError:
+                # (A sticky directory: another user's file of that name, planted or a
+                # team member's, is not ours to remove, and holds no fact of ours.)
+                with suppress(FileNotFoundError):
+                    if os.lstat(side).st_uid != os.geteuid():
+                        continue
+                raise
 
-    def _create_clearing(self) -> int:
-        """Create the file a clear writes, as a journal is created (its owner's, no
-        symlink followed). One left by a clear that crashed (a header at most)
-        is removed first: only the holder of the journal's lock makes one."""
-        temp = self.clearing_path
-        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW
+    def left_beside(self, *starts: Path) -> list[Path]:
+        """Our files named ``start`` or ``start`` and an ending (see
+        :func:`create_beside`): half-written snapshots or clears a crash left, each of
+        which may hold every fact the journal held."""
+        names = tuple(start.name for start in starts)
+        found = []
         try:
-            return os.open(temp, flags, FILE_MODE)
+            with os.scandir(self.path.parent) as entries:
+                for entry in entries:
+                    if entry.name in names or entry.name.startswith(tuple(n + "." for n in names)):
+                        with suppress(OSError):
+                            if entry.stat(follow_symlinks=False).st_uid == os.geteuid():
+                                found.append(Path(entry.path))
+        except OSError:
+            pass
+        return found
+
+    def _create_clearing(self) -> tuple[int, Path]:
+        """Create the file a clear writes, as a journal is created (its owner's, no
+        symlink followed), under a name no one could have planted."""
+        return create_beside(self.clearing_path, os.O_RDWR | os.O_APPEND)
+
+
+def create_beside(start: Path, flags: int) -> tuple[int, Path]:
+    """A new file of ours (mode 0600) named ``start`` and a random ending, opened with
+    ``flags``: in a directory others may write (a sticky /tmp), any fixed name may
+    already be another user's file, which we could neither open safely nor remove,
+    and which would stop a clear or a snapshot for good."""
+    flags |= os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW
+    while True:
+        path = start.with_name(f"{start.name}.{secrets.token_hex(8)}")
+        try:
+            return os.open(path, flags, FILE_MODE), path
         except FileExistsError:
-            os.unlink(temp)
-            return os.open(temp, flags, FILE_MODE)
+            continue  # (2^64 names: someone planted this one; take another)
 
 
 def _keep_access(fd: int, old: os.stat_result) -> None:

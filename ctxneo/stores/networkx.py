@@ -439,6 +439,9 @@ class NetworkXStore(Store):
             with self._journal.locked() as exists:
                 if exists:
                     self._catch_up()
+                elif self._journal.replaced != self._replaced:
+                    self._reset()  # the journal was deleted by hand: it holds nothing
+                    self._replaced = self._journal.replaced
 
     def _catch_up(self) -> None:
         journal = self._journal
@@ -1068,12 +1071,16 @@ class NetworkXStore(Store):
             # Deleted by hand: a clear creates no file, but the snapshot and .torn
             # beside it still hold the facts, and a clear leaves no file that does.
             # (No journal, no lock: a writer making one meanwhile loses at most a
-            # snapshot, a shortcut, or a torn line, never acknowledged.)
+            # snapshot, a shortcut, or a torn line, never acknowledged.) The next write
+            # makes a new journal (see Journal.locked), not one on the deleted file.
             try:
                 journal.remove_side_files()
             except OSError as e:
                 raise JournalError(f"cannot clear journal {journal.path}: {e.strerror or e}") from e
+            with journal.locked():
+                pass  # (lets go of the deleted file)
             self._reset()
+            self._replaced = journal.replaced
             return
         with journal.locked(write=True):
             self._catch_up()  # refuses a file that is not a journal, before any change

@@ -57,11 +57,11 @@ from typing import Any
 from ctxneo.errors import JournalError
 from ctxneo.stores.journal import (
     _NOFOLLOW,
-    FILE_MODE,
     Journal,
     _fsync_dir,
     _write_all,
     check_owner,
+    create_beside,
 )
 
 #: /2: the digest is of the whole covered prefix (/1 held one of its last MiB only,
@@ -125,6 +125,11 @@ def _open(journal: Journal, *, quiet: bool = False) -> int | None:
     symlink, ours or root's, writable by nobody else); ``None``, with a warning when
     something is wrong, not when there is simply none."""
     path = journal.snapshot_path
+    if journal.shared():
+        # Writers never snapshot a journal a team shares (see NetworkXStore), so one
+        # found beside it is another member's, who could have written any state in it
+        # (its cover proves nothing: every member can read the journal and hash it).
+        return None
     try:
         # O_NONBLOCK: opening a FIFO (planted, or made by mistake) for reading would
         # otherwise wait for a writer for ever, with the journal's lock held. It
@@ -138,7 +143,7 @@ def _open(journal: Journal, *, quiet: bool = False) -> int | None:
             _warn(f"snapshot {path} ignored ({why}); the journal is replayed instead")
         return None
     try:
-        check_owner(fd, path, "snapshot")
+        check_owner(fd, path, "snapshot", strict=True)
     except (JournalError, OSError) as e:
         os.close(fd)
         if not quiet:
@@ -297,16 +302,9 @@ def save(journal: Journal, cover: Cover, body: bytes) -> None:
         "body_sha256": hashlib.sha256(body).hexdigest(),
     }
     line = json.dumps(header, separators=(",", ":")).encode("ascii") + b"\n"
-    temp = journal.snapshot_temp_path
-    # O_EXCL never opens what is at the name (a symlink, a FIFO): it creates a file
-    # or fails, and whatever is there is unlinked (not followed) and the name made anew.
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW
-    try:
-        fd = os.open(temp, flags, FILE_MODE)
-    except FileExistsError:
-        # Left by a writer killed mid-snapshot: only the lock's holder writes this name.
-        os.unlink(temp)
-        fd = os.open(temp, flags, FILE_MODE)
+    # A new name each time (O_EXCL, no symlink followed): a fixed one may be another
+    # user's file in a shared directory; one a killed writer left, a clear removes.
+    fd, temp = create_beside(journal.snapshot_temp_path, os.O_WRONLY)
     try:
         _write_all(fd, line + body)
         if journal.fsync != "off":
@@ -320,5 +318,8 @@ def save(journal: Journal, cover: Cover, body: bytes) -> None:
         raise
     finally:
         os.close(fd)
+    for left in journal.left_beside(journal.snapshot_temp_path):
+        with suppress(OSError):
+            os.unlink(left)  # (half-written by a writer killed mid-snapshot)
     if journal.fsync != "off":
         _fsync_dir(journal.path.parent)
