@@ -149,7 +149,16 @@ def _predicates_alike(new: str, old: str, meaning: Meaning) -> bool:
         return False
     if {stem(w) for w in wa} == {stem(w) for w in wb}:
         return True
+    if len(wa) == len(wb) and all(_shortened(x, y) or x == y for x, y in zip(wa, wb, strict=True)):
+        return True  # the same words, some cut short: TEMP for TEMPERATURE, QTY_ORDERED
     return any(meaning.similarity(x, y) >= PREDICATE_MEANING for x in wa for y in wb)
+
+
+def _shortened(a: str, b: str) -> bool:
+    """One word written as the first four letters or more of the other (``temp``,
+    ``temperature``; ``addr``, ``address``)."""
+    short, whole = sorted((a, b), key=len)
+    return len(short) >= 4 and short != whole and whole.startswith(short)
 
 
 def _content_words(predicate: str) -> list[str]:

@@ -207,6 +207,23 @@ def test_ask_passes_its_options_and_prints_readings_and_reasons(
         one_error_line(run("ask", "who?", *bad, "--store", store, code=2))
 
 
+def test_a_value_or_question_that_starts_with_a_dash_and_a_number_is_not_an_option(
+    tmp_path: Path,
+) -> None:
+    store = str(tmp_path / "memory.jsonl")
+    out = run("remember", "Freezer_80A", "SET_TO_C", "-81", "--store", store).output
+    assert out.startswith("remembered #1: Freezer_80A SET_TO_C -81")
+    out = run("ask", "-81 is which freezer's setting?", "--store", store, "--json").output
+    assert json.loads(out)["question"] == "-81 is which freezer's setting?"
+    assert [
+        f["object"]
+        for f in json.loads(run("facts", "Freezer_80A", "--store", store, "--json").output)["facts"]
+    ] == ["-81"]
+    # A mistyped option is still an error of its own.
+    typo = CliRunner().invoke(main, ["remember", "A", "B", "C", "--speker", "x", "--store", store])
+    assert typo.exit_code == 2 and "No such option '--speker'" in typo.output
+
+
 def test_an_unknown_answer_says_why_on_its_line(tmp_path: Path) -> None:
     store = str(tmp_path / "m.jsonl")
     run("remember", "Service_Payments", "OWNED_BY", "Payments_Team", "--store", store)

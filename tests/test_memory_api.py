@@ -134,3 +134,14 @@ def test_no_stored_name_can_forge_a_fact_line_of_the_context(memory: Memory) -> 
         "MongoDB [Agent_Architect, turn 9] (until #3)",
         "invoice_\u202eFDP.exe",
     }
+
+
+def test_a_new_predicate_that_cuts_a_known_one_short_is_noted(memory: Memory) -> None:
+    # Two agents' habits: one writes TEMPERATURE, another TEMP; answers then split between
+    # two relations, each given confidently. A note says so at the write.
+    memory.remember("Freezer_2", "TEMPERATURE", "-60 C")
+    assert memory.resemblances([("Freezer_2", "temp", "-79 C")]) == [
+        "predicate TEMP is new; the memory has TEMPERATURE"
+    ]
+    assert memory.resemblances([("Freezer_2", "TEMPERED_BY", "Ada")]) == []
+    assert memory.resemblances([("Freezer_2", "TEMP_2", "x")]) == []  # numbers tell apart

@@ -9,6 +9,7 @@ import click
 from ctxneo.cli.options import (
     EXIT_USAGE,
     CommandError,
+    TakesValues,
     describe,
     emit_json,
     friendly_errors,
@@ -80,7 +81,7 @@ def _print_answer(answer: Answer, top_k: int) -> None:
                 echo(f"  <- {fact.line()}")
 
 
-@click.command()
+@click.command(cls=TakesValues)
 @click.argument("subject")
 @click.argument("predicate")
 @click.argument("object")
@@ -153,7 +154,7 @@ def remember(
         echo(f"closed #{old.seq}: {old.subject} {old.predicate} {old.object}")
 
 
-@click.command()
+@click.command(cls=TakesValues)
 @click.argument("question")
 @click.option("--speaker", help="Who asks (resolves 'I' and 'my').")
 @click.option("--as-of", type=int, help="Answer as the memory stood at this sequence number.")
@@ -210,7 +211,7 @@ def ask(
         _print_answer(answer, top_k)
 
 
-@click.command()
+@click.command(cls=TakesValues)
 @click.argument("subject")
 @click.argument("predicate", required=False)
 @store_options
@@ -227,7 +228,7 @@ def history(subject: str, predicate: str | None, as_json: bool, **store: Any) ->
         _print_facts(memory, facts, title, subject, as_json)
 
 
-@click.command()
+@click.command(cls=TakesValues)
 @click.argument("entity")
 @click.option("--as-of", type=int, help="The facts that held at this sequence number.")
 @click.option("--all", "include_closed", is_flag=True, help="Include closed (superseded) facts.")
@@ -247,7 +248,7 @@ def facts(
         _print_facts(memory, found, f"facts of {entity}", entity, as_json)
 
 
-@click.command()
+@click.command(cls=TakesValues)
 @click.argument("subject")
 @click.argument("predicate")
 @click.argument("object", required=False)

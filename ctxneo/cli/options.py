@@ -19,6 +19,36 @@ from ctxneo.neo4j_uri import check_uri, looks_like_uri, redact
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class TakesValues(click.Command):
+    """A command whose arguments are values and words: one that starts with a dash and
+    a digit ("-81", "-80 freezer?") is an argument, not an option (no option of ctxneo
+    starts so); an option's own value is left to it ("--turn -3")."""
+
+    _MARK = "\x00"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        takes_value = {
+            name
+            for p in self.params
+            if isinstance(p, click.Option) and not p.is_flag and not p.count
+            for name in p.opts
+        }
+        marked, owed = [], False
+        for a in args:
+            negative = len(a) > 1 and a[0] == "-" and (a[1].isdigit() or a[1] == ".")
+            marked.append(self._MARK + a if negative and not owed else a)
+            owed = a in takes_value
+        try:
+            rest = super().parse_args(ctx, marked)
+        except click.UsageError as e:
+            e.message = e.message.replace(self._MARK, "")
+            raise
+        for name, value in ctx.params.items():
+            if isinstance(value, str) and value.startswith(self._MARK):
+                ctx.params[name] = value[len(self._MARK) :]
+        return [a.removeprefix(self._MARK) for a in rest]
+
+
 silent_option = click.option("--silent", is_flag=True, help="No progress on stderr.")
 markdown_option = click.option("--markdown", is_flag=True, help="Print the table as Markdown.")
 
