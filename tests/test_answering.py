@@ -224,6 +224,87 @@ def test_an_earlier_value_asked_in_words_the_corpus_rarely_uses(memory: Memory) 
     assert read_question("who used to run the gate?").history == "previous"
 
 
+def test_a_question_whether_a_value_has_ended_gets_no_yes_or_no_the_wrong_way_round(
+    memory: Memory,
+) -> None:
+    # A verdict says whether a value holds; "done loading", "no longer in repair" ask
+    # whether it has ended, and the same verdict would answer them the wrong way round.
+    memory.remember("Cart_3", "STATUS", "charging")
+    memory.remember("Cart_3", "STATUS", "on the green")
+    memory.remember("Cart_13", "STATUS", "in the shop")
+    memory.remember("Mower_2", "STATUS", "out of action")
+    for question in (
+        "is cart 3 done charging?",
+        "has cart 3 finished charging?",
+        "is cart 13 no longer in the shop?",
+        "is cart 13 out of the shop?",
+    ):
+        answer = memory.ask(question)
+        assert answer.answer == UNKNOWN and "has ended" in answer.reason, question
+        assert "now Cart_" in answer.reason  # what holds, for whoever reads the reason
+    # The words of a value are the value's, not an ending ("out of action"); "done" of a
+    # whole thing asks for its state.
+    assert memory.ask("is mower 2 still out of action?").answer == "yes"
+    assert memory.ask("is cart 3 still charging?").answer.startswith("no: on the green")
+
+
+def test_a_name_the_question_sets_aside_is_neither_its_subject_nor_its_answer(
+    memory: Memory,
+) -> None:
+    memory.declare_multi_valued("NEEDS_PROP")
+    memory.remember("Act_2", "NEEDS_PROP", "Ladder_5")
+    memory.remember("Act_2", "NEEDS_PROP", "Fog_Unit")
+    memory.remember("Act_4", "NEEDS_PROP", "Ladder_5")
+    # Never Act_2, nor what Act_2 needs: the rest of the list, or UNKNOWN saying why.
+    for question in (
+        "other than act 2, what needs ladder 5?",
+        "apart from act 2, which acts need ladder 5?",
+        "which act needs ladder 5 besides act 2?",
+    ):
+        answer = memory.ask(question)
+        assert answer.values == ("Act_4",) or (
+            answer.answer == UNKNOWN and "sets Act_2 aside" in answer.reason
+        ), question
+    assert memory.ask("apart from act 2, which acts need ladder 5?").values == ("Act_4",)
+    assert set(memory.ask("which acts need ladder 5?").values) == {"Act_2", "Act_4"}
+    # A question about the name set aside itself has nothing else to give.
+    memory.remember("Act_2", "STAGED_BY", "Noor")
+    assert memory.ask("besides act 2, who stages the acts?").answer == UNKNOWN
+
+
+def test_a_count_of_events_is_not_answered_with_a_count_of_values(memory: Memory) -> None:
+    memory.declare_multi_valued("LOADED_WITH")
+    for bay in ("Bay_1", "Bay_4", "Bay_6"):
+        memory.remember("Barrow_8", "PARKED_IN", bay)
+    memory.remember("Barrow_8", "LOADED_WITH", "turf")
+    memory.remember("Barrow_8", "LOADED_WITH", "gravel")
+    answer = memory.ask("how many times has barrow 8 moved?")
+    assert answer.answer == UNKNOWN and "counts events" in answer.reason
+    assert memory.ask("how many things is barrow 8 loaded with?").answer.startswith("2")
+
+
+def test_what_was_said_of_a_thing_is_not_read_as_its_earlier_value(memory: Memory) -> None:
+    # "what did you say X was": the past tense is the saying's; what was said last is
+    # the value now. A history cue still asks for the past.
+    memory.remember("Kayak_3", "RENTED_BY", "Ilse")
+    memory.remember("Kayak_3", "RENTED_BY", "Bram")
+    said = memory.ask("who did you say kayak 3 was rented by?")
+    assert said.values == ("Bram",) or (said.answer == UNKNOWN and "was said" in said.reason)
+    assert memory.ask("who did you say rented kayak 3 first?").values == ("Ilse",)
+
+
+def test_an_unsure_answer_s_reason_shows_how_far_below_the_threshold_it_is(
+    memory: Memory,
+) -> None:
+    memory.remember("Kiln_4", "FIRED_BY", "Oda")
+    sure = best(memory, "who fires kiln 4?").confidence
+    answer = memory.ask("who fires kiln 4?", min_confidence=min(1.0, sure + 0.0004))
+    assert answer.answer == UNKNOWN
+    shown = answer.reason.split("(confidence ")[1].split(")")[0]
+    low, high = (float(x) for x in shown.split(" < "))
+    assert low < high
+
+
 def test_who_said_it_versus_a_relation_named_by_its_verb(memory: Memory) -> None:
     memory.remember("OPS-88", "OPENED_BY", "Priya Nair", speaker="Agent_Triage", turn_id=3)
     memory.remember("OPS-88", "HAS_STATUS", "blocked", speaker="Agent_Watch", turn_id=7)

@@ -311,3 +311,86 @@ def lookup_keys(question: Question) -> list[str]:
         and any(0 <= j < len(words) and not words[j].stop for j in (t.pos - 1, t.pos + 1))
     }
     return sorted((question.keys - stops) | beside)
+
+
+#: Words that, right before a value, ask whether it has ended: "done loading", "finished
+#: charging", "no longer pending", "no longer in repair", and "out of repair" of a value
+#: "in repair" ("works out of Leeds", "out of action" say no such thing).
+_DONE = {"done", "finished", "stopped", "quit"}
+_SKIPPED = {"the", "a", "an", "with"}
+_PLACED = {"in", "at", "on", "under", "with"}
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """A question's words asking whether a value has ended: the position of the word
+    that names the value, the stems of the words saying it ended, and whether only a
+    value placed "in" something ends that way ("out of repair" of "in repair")."""
+
+    pos: int
+    said: frozenset[str]
+    out_of: bool = False
+
+
+def ended_words(q: Question) -> list[Ended]:
+    """Where a question asks whether a value has *ended* rather than whether it holds."""
+    words = q.words
+    out: list[Ended] = []
+    for t in words:
+        if t.pos in q.masked:
+            continue
+        before = words[t.pos - 1].word if t.pos > 0 else ""
+        rest = [w for w in words[t.pos + 1 :] if w.word not in _SKIPPED]
+        if t.word in _DONE and rest and not rest[0].stop:
+            out.append(Ended(rest[0].pos, frozenset({t.stem})))
+        elif t.word == "longer" and before == "no" and rest:
+            # "no longer pending", "no longer in repair" (a place word, then the value's)
+            first = rest[1] if rest[0].word in _PLACED and len(rest) > 1 else rest[0]
+            out.append(Ended(first.pos, frozenset({"no", t.stem})))
+        elif t.word == "of" and before == "out" and rest and not rest[0].stop:
+            out.append(Ended(rest[0].pos, frozenset({"out", t.stem}), out_of=True))
+    return out
+
+
+#: Words that set a name aside: "other than Scene 12, what needs crane 2?", "which job am
+#: I on besides 7781?" (the name after them is neither what the question is about nor
+#: its answer).
+_ASIDE = {"except", "besides", "excluding"}
+_ASIDE_PAIRS = {("other", "than"), ("apart", "from"), ("aside", "from"), ("not", "counting")}
+
+
+def set_aside(q: Question) -> frozenset[int]:
+    """The positions of the words a question sets aside: the (up to four) words after
+    "other than", "apart from", "besides", "except"..., up to a question word."""
+    words = q.words
+    out: set[int] = set()
+    for t in words:
+        pair = t.pos > 0 and (words[t.pos - 1].word, t.word) in _ASIDE_PAIRS
+        if t.word not in _ASIDE and not pair:
+            continue
+        for w in words[t.pos + 1 : t.pos + 5]:
+            if w.word in _WH:
+                break
+            out.add(w.pos)
+    return frozenset(out)
+
+
+def counts_events(q: Question) -> bool:
+    """Whether a question counts events ("how many times has van 9 moved?"), which no
+    count of a relation's current values answers."""
+    words = [t.word for t in q.words]
+    return any(words[i : i + 3] == ["how", "many", "times"] for i in range(max(0, len(words) - 2)))
+
+
+#: "what did you say the driver was?", "what depot was it at, did we say?": the past
+#: tense is the saying's, not the value's.
+_REPORTED = re.compile(
+    r"\b((did|do) (you|i|we|they|he|she|someone|anyone) (say|tell|mention|note|write)"
+    r"|(you|i|we|they) (said|told|mentioned|noted|wrote))\b"
+)
+
+
+def reports_speech(q: Question) -> bool:
+    """Whether a question asks what was said of a thing, with no history cue of its own:
+    the value said last, which is the value now."""
+    return q.history is None and bool(_REPORTED.search(" ".join(t.word for t in q.words)))

@@ -42,7 +42,15 @@ from ctxneo.answering.linking import (
     relation_words,
 )
 from ctxneo.answering.match import STATE_WORDS, Matcher
-from ctxneo.answering.question import Question, lookup_keys, read_question
+from ctxneo.answering.question import (
+    Question,
+    counts_events,
+    ended_words,
+    lookup_keys,
+    read_question,
+    reports_speech,
+    set_aside,
+)
 from ctxneo.answering.readings import (
     FIRST_HOP_LIMIT,
     LATER_HOP_LIMIT,
@@ -57,9 +65,9 @@ from ctxneo.answering.readings import (
     withdrawn,
 )
 from ctxneo.meaning import Meaning, WordVectors
-from ctxneo.model import UNKNOWN, Answer, Fact, Reading, Trace
+from ctxneo.model import UNKNOWN, Answer, Fact, Reading, Trace, render_values
 from ctxneo.stores.base import Store, VocabularyMoved
-from ctxneo.text import name_stems, said_stems, stems_of
+from ctxneo.text import name_stems, said_stems, stems_of, tokens
 from ctxneo.tokens import estimate_tokens
 
 #: What a false answer costs against an UNKNOWN: an agent acts on what memory says, so a
@@ -317,10 +325,31 @@ class Reader:
         state and from a claim that another entity holds it; which of them the ranker puts
         first says nothing of whether the answer is right, so neither alone decides.)"""
         c = r.ranked[i]
+        sure = self._sure(r, c)
+        if _not_what_is_asked(r, c) is not None:
+            return min(sure, ENDED_CAP)
+        return sure
+
+    def _sure(self, r: Read, c: Candidate) -> float:
+        """What the answering model says of ``c``'s answer (see :meth:`confidence`)."""
         if self.model.confidence is None:
             return float(1.0 / (1.0 + np.exp(-c.score)))
         ranked = [(o.features, o.score, o.answer) for o in r.ranked]
         return self.model.confidence.best(answer_inputs(ranked, c.answer))
+
+    def _without_aside(self, r: Read, i: int) -> Reading | None:
+        """A list that is the answer but for the name the question sets aside ("apart
+        from act 2, which acts need ladder 5?"): the list without it, as sure as the
+        whole list. ``None`` unless the ``i``-th reading is such a list."""
+        c = r.ranked[i]
+        aside = _set_aside(r, c)
+        if aside is None or c.form != "value" or c.shape.anchor.entity == aside:
+            return None
+        values = tuple(v for v in c.values if v != aside)
+        if not values:
+            return None
+        evidence = tuple(f for f in c.evidence if aside not in (f.subject, f.object))
+        return Reading(render_values(values), values, evidence, self._sure(r, c), c.name)
 
     # -- answering -------------------------------------------------------------
 
@@ -339,6 +368,8 @@ class Reader:
         r = _answerable(self.read(text, speaker=speaker, as_of=as_of, topic=topic))
         best = self._distinct(r, k)
         shown = [self._reading(r, i) for i in best]
+        if shown and (trimmed := self._without_aside(r, best[0])) is not None:
+            shown[0] = trimmed
         top = shown[0] if shown else None
         unsure = top is None or top.confidence < threshold
         around = self._around(r, as_of, shown, unsure=unsure) if k > 1 else ()
@@ -356,7 +387,7 @@ class Reader:
                 "",
                 tuple(shown),
                 context_facts=sent,
-                form="list" if c.form == "value" and len(c.values) > 1 else _FORM_NAMES[c.form],
+                form="list" if c.form == "value" and len(top.values) > 1 else _FORM_NAMES[c.form],
             )
         reason = self._why_unknown(r, top, threshold, as_of)
         context, sent = compose_context(text, shown, max_tokens, around)
@@ -475,6 +506,8 @@ class Reader:
         self, r: Read, top: Reading | None, threshold: float, as_of: int | None
     ) -> str:
         """The true reason in one line."""
+        if r.ranked and (why := _not_what_is_asked(r, r.ranked[0])) is not None:
+            return why
         strong = [a for a in r.anchors if a.p >= 0.5]
         best = r.ranked[0] if r.ranked else None
         last = (
@@ -501,7 +534,7 @@ class Reader:
             # The entity-side cause first, when there is one: "not sure" alone hides
             # that the question's words fit two entities or none.
             return (
-                f"not sure enough (confidence {top.confidence:.2f} < {threshold:.2f})"
+                f"not sure enough (confidence {_below(top.confidence, threshold)})"
                 f"{': ' + cause if cause else ''}; best reading: {top.answer} [{top.reading}]"
                 f"{'; ' + turned if turned else ''}"
             )
@@ -735,3 +768,96 @@ def compose_context(
         sent[fact.seq] = fact
         lines.append(line)
     return "\n".join(lines), tuple(sent.values())
+
+
+#: The most a yes or no may be trusted when the question asks whether a value has ended
+#: ("is van 7 done loading?"): the verdicts say whether a value holds, and read as an
+#: answer to that question they say the opposite (below the default threshold: unsure).
+#: The same for a reading of, or giving, a name the question sets aside, and for a count
+#: of values to a question that counts events (see :func:`_not_what_is_asked`).
+ENDED_CAP = 0.5
+
+
+def _asks_if_ended(q: Question, c: Candidate) -> bool:
+    """Whether ``q`` asks if a value of ``c``'s slot has ended: a word of one of its
+    values right after "done", "finished", "no longer"..., or "out of" before the word
+    of a value placed "in" ("out of repair" of "in repair"). Not when a value of the slot
+    says those words itself ("out of action" is a value, not the end of one)."""
+    ended = ended_words(q)
+    if not ended:
+        return False
+    values = {v: set(name_stems(v)) for f in c.slot for v in (f.subject, f.object)}
+    words = {v: [t.word for t in tokens(v)] for v in values}
+    for e in ended:
+        target = q.words[e.pos].stem
+        holding = [v for v, stems in values.items() if target in stems]
+        if not holding or any(e.said <= stems for stems in values.values() if target in stems):
+            continue
+        if e.out_of and not any(words[v][:1] == ["in"] for v in holding):
+            continue
+        return True
+    return False
+
+
+def _below(value: float, threshold: float) -> str:
+    """``value < threshold`` with as many decimals as it takes to show the difference
+    ("0.666 < 0.667", never "0.67 < 0.67")."""
+    for digits in range(2, 7):
+        shown, limit = f"{value:.{digits}f}", f"{threshold:.{digits}f}"
+        if shown != limit:
+            break
+    return f"{shown} < {limit}"
+
+
+def _set_aside(r: Read, c: Candidate) -> str | None:
+    """The entity the question sets aside ("other than Scene_12, what needs crane 2?")
+    that reading ``c`` starts from or gives as its answer; ``None`` when it does not."""
+    aside = set_aside(r.q)
+    if not aside:
+        return None
+    # (a weak link is enough: the words set aside are not the question's subject)
+    names = {a.entity for a in r.anchors if a.p >= 0.1 and a.positions and a.positions <= aside}
+    if c.shape.anchor.entity in names:
+        return c.shape.anchor.entity
+    return next((v for v in c.values if v in names), None)
+
+
+def _not_what_is_asked(r: Read, c: Candidate) -> str | None:
+    """Why reading ``c`` answers another question than ``r.q`` asks, whatever the ranker
+    says of it (the reason an answer is then withheld); ``None`` when it does not.
+
+    Each is a way of asking that the readings cannot answer, only mistake for one
+    they can: whether a value has *ended*, where a verdict says whether it holds; what
+    was *said* of a thing, where an earlier value reads the tense of the saying as the
+    value's; a count of *events*, where a count reading counts values held now; a name
+    *set aside*, where a reading starts from it or gives it."""
+    if c.form == "yesno" and _asks_if_ended(r.q, c):
+        now = [f for f in c.slot if f.valid_to is None]
+        held = (
+            f"{now[-1].subject} {now[-1].predicate}: {render_values([f.object for f in now])}"
+            if now
+            else "nothing holds now"
+        )
+        return (
+            'the question asks whether a value has ended ("done", "no longer", "out of"), '
+            "which a yes or no about whether it holds would answer the wrong way round; "
+            f"now {held}"
+        )
+    if c.form == "earlier" and reports_speech(r.q):
+        return (
+            'the question asks what was said of it ("did you say"), which is its value '
+            "now unless it asks for an earlier one; the best reading is an earlier value: "
+            f"{c.answer}"
+        )
+    if c.form == "count" and counts_events(r.q):
+        return (
+            'the question counts events ("how many times"); memory counts the values a '
+            f"relation holds now, not how often it changed: best reading {c.answer}"
+        )
+    aside = _set_aside(r, c)
+    if aside is not None:
+        return (
+            f'the question sets {aside} aside ("other than", "besides"), and the best '
+            f"reading is of it or gives it: {c.answer}"
+        )
+    return None
