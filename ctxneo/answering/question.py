@@ -315,7 +315,7 @@ def lookup_keys(question: Question) -> list[str]:
 
 #: Words that, right before a value, ask whether it has ended: "done loading", "finished
 #: charging", "no longer pending", "no longer in repair", and "out of repair" of a value
-#: "in repair" ("works out of Leeds", "out of action" say no such thing).
+#: "in repair" ("out of Leeds" of a place, "out of action" of a value, say no such thing).
 _DONE = {"done", "finished", "stopped", "quit"}
 _SKIPPED = {"the", "a", "an", "with"}
 _PLACED = {"in", "at", "on", "under", "with"}
@@ -352,9 +352,9 @@ def ended_words(q: Question) -> list[Ended]:
     return out
 
 
-#: Words that set a name aside: "other than Scene 12, what needs crane 2?", "which job am
-#: I on besides 7781?" (the name after them is neither what the question is about nor
-#: its answer).
+#: Words that set a name aside: "other than Scene 12, what needs crane 2?", "which crew
+#: is Ines on besides crew 4?" (the name after them is neither what the question is about
+#: nor its answer).
 _ASIDE = {"except", "besides", "excluding"}
 _ASIDE_PAIRS = {("other", "than"), ("apart", "from"), ("aside", "from"), ("not", "counting")}
 

@@ -327,7 +327,7 @@ class Reader:
         c = r.ranked[i]
         sure = self._sure(r, c)
         if _not_what_is_asked(r, c) is not None:
-            return min(sure, ENDED_CAP)
+            return min(sure, MISREAD_CAP)
         return sure
 
     def _sure(self, r: Read, c: Candidate) -> float:
@@ -770,12 +770,10 @@ def compose_context(
     return "\n".join(lines), tuple(sent.values())
 
 
-#: The most a yes or no may be trusted when the question asks whether a value has ended
-#: ("is van 7 done loading?"): the verdicts say whether a value holds, and read as an
-#: answer to that question they say the opposite (below the default threshold: unsure).
-#: The same for a reading of, or giving, a name the question sets aside, and for a count
-#: of values to a question that counts events (see :func:`_not_what_is_asked`).
-ENDED_CAP = 0.5
+#: The most a reading may be trusted when it answers another question than the one asked
+#: (see :func:`_not_what_is_asked`: "is van 7 done loading?" read as whether it is
+#: loading): below the default threshold, so it is withheld with that reason.
+MISREAD_CAP = 0.5
 
 
 def _asks_if_ended(q: Question, c: Candidate) -> bool:
