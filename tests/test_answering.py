@@ -293,6 +293,19 @@ def test_what_was_said_of_a_thing_is_not_read_as_its_earlier_value(memory: Memor
     assert memory.ask("who did you say rented kayak 3 first?").values == ("Ilse",)
 
 
+def test_a_question_of_two_things_the_second_of_the_first_gets_both(memory: Memory) -> None:
+    # "which X ..., and who ... it?": the join's middle entity is the first answer.
+    memory.remember("Sweeper_4", "CLEARS", "Lot C")
+    memory.remember("Sweeper_4", "OPERATED_BY", "Wen Li")
+    memory.remember("Sweeper_9", "CLEARS", "Lot D")
+    memory.remember("Sweeper_9", "OPERATED_BY", "Rui Costa")
+    both = memory.ask("which sweeper clears lot c, and who operates it?")
+    assert both.values == ("Sweeper_4", "Wen Li")
+    # One thing asked, one thing answered.
+    assert memory.ask("who operates the sweeper that clears lot c?").values == ("Wen Li",)
+    assert memory.ask("which sweeper clears lot d?").values == ("Sweeper_9",)
+
+
 def test_an_unsure_answer_s_reason_shows_how_far_below_the_threshold_it_is(
     memory: Memory,
 ) -> None:

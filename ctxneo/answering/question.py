@@ -394,3 +394,22 @@ def reports_speech(q: Question) -> bool:
     """Whether a question asks what was said of a thing, with no history cue of its own:
     the value said last, which is the value now."""
     return q.history is None and bool(_REPORTED.search(" ".join(t.word for t in q.words)))
+
+
+_PRONOUNS = {"it", "its", "them", "they", "their", "he", "she", "him", "her", "his"}
+
+
+def asks_both(q: Question) -> bool:
+    """Whether a question asks two things, the second of the first's answer: "which
+    plough covers km 9, and who drives it?" (a question word, then "and", a question word
+    and a pronoun for the first answer). A question opening with "and" follows up another
+    and asks one thing."""
+    words = q.words
+    first = next((t for t in words if t.word in _WH), None)
+    if first is None or words[0].word == "and":
+        return False
+    for t in words[first.pos + 1 :]:
+        if t.word != "and" or t.pos + 1 >= len(words) or words[t.pos + 1].word not in _WH:
+            continue
+        return any(w.word in _PRONOUNS for w in words[t.pos + 2 :])
+    return False

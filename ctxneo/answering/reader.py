@@ -44,6 +44,7 @@ from ctxneo.answering.linking import (
 from ctxneo.answering.match import STATE_WORDS, Matcher
 from ctxneo.answering.question import (
     Question,
+    asks_both,
     counts_events,
     ended_words,
     lookup_keys,
@@ -351,6 +352,24 @@ class Reader:
         evidence = tuple(f for f in c.evidence if aside not in (f.subject, f.object))
         return Reading(render_values(values), values, evidence, self._sure(r, c), c.name)
 
+    def _with_middle(self, r: Read, i: int) -> Reading | None:
+        """For a question that asks two things, the second of the first's answer ("which
+        plough covers km 9, and who drives it?"): the ``i``-th reading's end and the
+        entity its last fact starts from (the plough), both its answer, as sure as the
+        reading; ``None`` unless it walks more than one fact to one value."""
+        c = r.ranked[i]
+        if c.form != "value" or len(c.shape.hops) < 2 or len(c.values) != 1:
+            return None
+        end = c.values[0]
+        last = [f for f in c.evidence if end in (f.subject, f.object)]
+        if len(last) != 1:
+            return None
+        middle = last[0].subject if last[0].object == end else last[0].object
+        if middle == end or middle == c.shape.anchor.entity:
+            return None
+        values = (middle, end)
+        return Reading(render_values(values), values, c.evidence, self.confidence(r, i), c.name)
+
     # -- answering -------------------------------------------------------------
 
     def ask(
@@ -370,6 +389,8 @@ class Reader:
         shown = [self._reading(r, i) for i in best]
         if shown and (trimmed := self._without_aside(r, best[0])) is not None:
             shown[0] = trimmed
+        elif shown and asks_both(r.q) and (both := self._with_middle(r, best[0])) is not None:
+            shown[0] = both
         top = shown[0] if shown else None
         unsure = top is None or top.confidence < threshold
         around = self._around(r, as_of, shown, unsure=unsure) if k > 1 else ()
