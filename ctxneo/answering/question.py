@@ -90,7 +90,6 @@ class Question:
     after_wh: tuple[int, ...]  # content positions after the question word and its noun
     count: bool
     hint: Token | None  # the question word as a relation word ("where" -> location)
-    cue_positions: frozenset[int]  # words that are history cues ("first", "originally")
     #: (position, class, whether it opens a cue of several words) of each history cue:
     #: what the form model is told it may not have learned (see :mod:`.forms`).
     cues: tuple[tuple[int, str, bool], ...]
@@ -211,7 +210,6 @@ def read_question(text: str, *, masked: frozenset[int] = frozenset()) -> Questio
         after_wh=after_wh,
         count=count,
         hint=hint,
-        cue_positions=frozenset(pos for pos, _, _ in cues),
         cues=cues,
         keys=frozenset(_keys(words)),
         shape=shape,
