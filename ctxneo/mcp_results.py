@@ -119,7 +119,10 @@ class AskResult(BaseModel):
 
     question: str
     answer: str = Field(description="The value(s), joined by '; ', or UNKNOWN.")
-    known: bool = Field(description="False when answer is UNKNOWN.")
+    known: bool = Field(
+        description="False when the memory does not know (answer is then UNKNOWN); a value "
+        "stored as the word UNKNOWN is known."
+    )
     values: list[str] = Field(description="Each value of the answer (several when multi-valued).")
     values_omitted: int = Field(description="How many more values were left out (see limit).")
     confidence: float = Field(ge=0.0, le=1.0, description="How likely the answer is right, 0-1.")

@@ -64,7 +64,9 @@ def check_predicate(predicate: str) -> str:
     normal = _normal_predicate(predicate) if isinstance(predicate, str) else None
     if normal is None:
         shown = _shown(predicate)
-        suggestion = re.sub(r"[^A-Za-z0-9]+", "_", str(predicate)).strip("_").upper()
+        # (accents dropped, not the letters they sit on: "ÖWNED" is OWNED, not WNED)
+        plain = unicodedata.normalize("NFKD", str(predicate)).encode("ascii", "ignore").decode()
+        suggestion = re.sub(r"[^A-Za-z0-9]+", "_", plain).strip("_").upper()
         hint = f" (did you mean {suggestion!r}?)" if PREDICATE_PATTERN.fullmatch(suggestion) else ""
         raise InvalidFactError(
             f"invalid predicate {shown}: use letters, digits and underscores, "
@@ -155,7 +157,11 @@ def shown_name(name: str, *, speaker: bool = False) -> str:
 def _shown(value: object, limit: int = 60) -> str:
     """``value`` for an error message: its repr, cut short (a name may be megabytes)."""
     text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+    if len(text) <= limit:
+        return text
+    # (the value's own length: its repr adds quotes and escapes)
+    size = len(value) if isinstance(value, str) else len(text)
+    return f"{text[:limit]}... ({size} characters)"
 
 
 def check_text(value: object, what: str, max_bytes: int = MAX_NAME_BYTES) -> str:
@@ -575,7 +581,9 @@ class Answer:
 
     @property
     def known(self) -> bool:
-        return self.answer != UNKNOWN
+        """Whether the memory answered: an abstention is ``UNKNOWN`` with no values (a
+        value stored as the word "UNKNOWN", a test's result say, is an answer)."""
+        return self.answer != UNKNOWN or bool(self.values)
 
     def line(self) -> str:
         """The answer in one line, with its confidence or the reason it is unknown."""
@@ -587,6 +595,7 @@ class Answer:
         return {
             "question": self.question,
             "answer": self.answer,
+            "known": self.known,
             "values": list(self.values),
             "confidence": self.confidence,
             "reason": self.reason,

@@ -230,6 +230,12 @@ class Token:
     written: str = ""  # the word as written, case kept
     group: int = 0  # which written word it came from: "A3" gives two tokens of one group
     stop: bool = False  # a function word ("the", "of", "is")
+    signed: bool = False  # a number written with a minus sign ("-18"; see signed_words)
+
+    @property
+    def value_stem(self) -> str:
+        """The stem, with the sign of a signed number: -250 is not 250."""
+        return "-" + self.stem if self.signed else self.stem
 
     @property
     def name_like(self) -> bool:
@@ -240,10 +246,48 @@ class Token:
 def tokens(text: str) -> list[Token]:
     """Every word of ``text`` with its position and stem."""
     letters = _name_letters(text) if "a" in text.lower() else frozenset()
+    signed = signed_words(text) if _MAY_SIGN.search(text) else frozenset()
     return [
-        Token(i, w, stem(w), p, raw, g, w in STOPWORDS and g not in letters)
+        Token(i, w, stem(w), p, raw, g, w in STOPWORDS and g not in letters, g in signed)
         for i, (w, raw, p, g) in enumerate(_split(text))
     ]
+
+
+# A minus sign before a number that is not joined to a word before it: "-18", "at -250",
+# "(-0.5)"; not "OPS-7730", "us-east-1" or "2026-03-14", where the dash joins. Or the
+# word: "minus 30".
+_SIGN = re.compile(r"(?<![^\W_])(?<![.,])[-−](?=\d)|\b(?:minus|negative)\s+(?=\d)", re.IGNORECASE)
+
+
+#: What a text must hold for a number of it to be signed (a cheap test, done first).
+_MAY_SIGN = re.compile(r"[-−]|minus|negative", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def signed_words(text: str) -> frozenset[int]:
+    """The written words (groups of :func:`_split`) that are numbers written with a minus
+    sign. The sign is part of the number: a freezer at -18 is not at 18, an account of
+    -250 not one of 250."""
+    starts = {m.end() for m in _SIGN.finditer(text)}
+    if not starts:
+        return frozenset()
+    return frozenset(g for g, m in enumerate(_WORD.finditer(text)) if m.start() in starts)
+
+
+@lru_cache(maxsize=100_000)
+def number_signs(name: str) -> dict[str, bool]:
+    """The numbers that stand alone in a name ("-250", "18 C", "at -4"), each with
+    whether it is written with a minus sign; a number joined to a word before it
+    ("replica-2", "Pump_09") has no sign and is left out."""
+    out: dict[str, bool] = {}
+    signed = signed_words(name) if _MAY_SIGN.search(name) else frozenset()
+    for g, m in enumerate(_WORD.finditer(name)):
+        if not m.group()[:1].isdigit():
+            continue
+        before = name[m.start() - 1 : m.start()]
+        if g in signed or not (before in ("_", "-", "−") or before.isalnum()):
+            out.setdefault(_lower_pieces(m.group())[0], g in signed)
+    return out
 
 
 # "a" that cannot be the article: an article goes before its noun, so an "a" ending a

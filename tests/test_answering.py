@@ -417,6 +417,39 @@ def test_a_value_said_with_another_mark_is_a_look_alike_of_it() -> None:
     assert not says_a_look_alike(read_question("is it with crew 012?").words, "Crew_12")
 
 
+def test_a_numbers_sign_is_part_of_it(memory: Memory) -> None:
+    """-250 is not 250: a question that says a number without the sign a value has (or
+    with one it lacks) says a look-alike of it, neither links to it nor confirms it. A
+    number joined to a word ("replica-2") has no sign of its own."""
+    memory.remember_many(
+        [
+            ("Acct_77", "HAS_BALANCE", "-250"),
+            ("Acct_78", "HAS_BALANCE", "250"),
+            ("Cooler_3", "SET_TO", "-18 C"),
+        ]
+    )
+    assert best(memory, "Which account has a balance of 250?").answer == "Acct_78"
+    assert best(memory, "Which account has a balance of -250?").answer == "Acct_77"
+    assert best(memory, "Is the balance of Acct_77 250?").answer.startswith("no")
+    assert best(memory, "Is the balance of Acct_78 -250?").answer.startswith("no")
+    assert not best(memory, "Is cooler 3 set to 18 C?").answer.startswith("yes")
+    words = read_question("is it at 18 C now?").words
+    assert says_a_look_alike(words, "-18 C") and not says_a_look_alike(words, "18 C")
+    minus = read_question("is it at minus 18 C now?").words  # (the sign said in a word)
+    assert not says_a_look_alike(minus, "-18 C") and says_a_look_alike(minus, "18 C")
+    assert not says_a_look_alike(read_question("the -2 replica?").words, "db-replica-2")
+    assert not said("-18 C", frozenset({"18", "c"})) and said("-18 C", frozenset({"-18", "c"}))
+
+
+def test_a_value_stored_as_the_word_unknown_is_an_answer(memory: Memory) -> None:
+    memory.remember("Assay_12", "HAS_RESULT", "UNKNOWN")
+    a = memory.ask("What is the result of assay 12?")
+    assert a.answer == UNKNOWN and a.values == (UNKNOWN,) and a.known
+    assert a.to_dict()["known"] is True
+    none = memory.ask("What is the colour of assay 12?")
+    assert not none.known and none.to_dict()["known"] is False
+
+
 def test_no_reading_passes_through_a_look_alike_of_a_name_the_question_says(
     memory: Memory,
 ) -> None:
@@ -578,6 +611,19 @@ def test_a_value_withdrawn_is_no_not_unknown(memory: Memory) -> None:
     assert memory.ask("What is Sam Reid holding?").answer == UNKNOWN
 
 
+def test_a_withdrawn_value_answers_what_it_was(memory: Memory) -> None:
+    # Retracted values answer history questions: "what was it at first?" of a slot whose
+    # every value was withdrawn is its first value (it was UNKNOWN, with no reading).
+    memory.remember("Ticket_4471", "HAS_PRIORITY", "high")
+    memory.remember("Ticket_4471", "ASSIGNED_TO", "Ines")
+    memory.retract("Ticket_4471", "HAS_PRIORITY")
+    first = best(memory, "What was the priority of ticket 4471 originally?")
+    assert first.answer == "high" and first.reading.startswith("history")
+    assert first.evidence[0].valid_to is not None
+    now = memory.ask("What is the priority of ticket 4471?")
+    assert not now.known and "retracted" in now.reason
+
+
 def test_a_number_and_a_letter_written_together_are_one_mark(memory: Memory) -> None:
     # "cart 3c" names a cart 3C, not Cart_3: with none stored, the memory does not know
     # (it answered Cart_3's driver at 0.98); an ordinal's or a time's ending is no mark.
@@ -713,12 +759,23 @@ def test_a_topic_given_is_the_only_anchor(memory: Memory) -> None:
     films(memory)
     answer = memory.ask("who directed it", topic="Salt Flats", min_confidence=0.0)
     assert answer.values == ("Ines Varga",)
+    # A topic memory does not hold is the reason it does not know, not "not sure enough".
+    missing = memory.ask("who directed it", topic="Salt Flat")
+    assert not missing.known and missing.reason == "the topic 'Salt Flat' is not in memory"
 
 
 def test_answer_to_dict_carries_everything_a_tool_reports(memory: Memory) -> None:
     films(memory)
     doc = memory.ask("Who directed Paper Kites?", k=2).to_dict()
-    assert set(doc) >= {"answer", "values", "confidence", "reason", "readings", "candidate"}
+    assert set(doc) >= {
+        "answer",
+        "known",
+        "values",
+        "confidence",
+        "reason",
+        "readings",
+        "candidate",
+    }
     assert doc["readings"][0]["evidence"][0]["speaker"] is None
 
 

@@ -145,3 +145,12 @@ def test_a_new_predicate_that_cuts_a_known_one_short_is_noted(memory: Memory) ->
     ]
     assert memory.resemblances([("Freezer_2", "TEMPERED_BY", "Ada")]) == []
     assert memory.resemblances([("Freezer_2", "TEMP_2", "x")]) == []  # numbers tell apart
+
+
+def test_a_bad_predicate_is_shown_as_given_with_a_suggestion_that_keeps_its_letters() -> None:
+    from ctxneo.model import check_predicate
+
+    with pytest.raises(InvalidFactError, match=r"did you mean 'OWNED'\?"):
+        check_predicate("ÖWNED")
+    with pytest.raises(InvalidFactError, match=r"\(101 characters\)"):
+        check_predicate("A" * 101)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ctxneo.answering.entities import Cover, cover
@@ -22,7 +22,15 @@ from ctxneo.answering.match import Matcher
 from ctxneo.answering.question import Question
 from ctxneo.meaning import Meaning
 from ctxneo.stores.base import EntityHit
-from ctxneo.text import STOPWORDS, Token, is_identifier, name_stems, split_words, written_ids
+from ctxneo.text import (
+    STOPWORDS,
+    Token,
+    is_identifier,
+    name_stems,
+    number_signs,
+    split_words,
+    written_ids,
+)
 
 #: "I", "me", "my": the asking agent.
 FIRST_PERSON = frozenset({"i", "me", "my", "mine"})
@@ -185,6 +193,7 @@ def candidates(
             _other_mark(words, named, marks, matched_marks)
             or _other_part(words, joined, named, marks, matched_marks)
             or _part_of_a_word(words, joined, named, marks)
+            or _other_sign(words, named, surface)
         ):
             continue  # a look-alike of the entity named, not it
         covered = [words[p] for p in sorted(named)]
@@ -291,6 +300,22 @@ def _other_mark(
     return False
 
 
+def _other_sign(words: Sequence[Token], named: Iterable[int], name: str) -> bool:
+    """Whether the question says a number of the name with another sign than the name's
+    ("250" of ``-250``, "-18" of ``18 C``): a number's sign is part of it, so the name is
+    a look-alike of the value asked about. (A number joined to a word, "replica-2", has
+    no sign of its own: "the -2 replica" may name it.)"""
+    signs = number_signs(name)
+    if not signs:
+        return False
+    for p in named:
+        t = words[p]
+        for number, signed in signs.items():
+            if t.signed != signed and _same_mark(t.word, number):
+                return True
+    return False
+
+
 def says_a_look_alike(words: Sequence[Token], name: str) -> bool:
     """Whether the question says a name's own words with another mark right beside them
     ("in stack room A" of ``Stack_Room_B``, "crew 12" of ``Crew_120``): it says a
@@ -303,6 +328,11 @@ def says_a_look_alike(words: Sequence[Token], name: str) -> bool:
 def look_alike_positions(words: Sequence[Token], name: str) -> frozenset[int]:
     """Where the question says a name's own words, when it says them with another mark
     (see :func:`says_a_look_alike`); empty when it does not."""
+    signs = number_signs(name)
+    if signs:
+        other = frozenset(p for p, t in enumerate(words) if _other_sign(words, (p,), name))
+        if other:
+            return other
     parts = name_stems(name)
     marks = [s for s in parts if _mark(s)]
     if not marks:

@@ -264,7 +264,7 @@ class Reader:
         # A verdict on a value no entity names is offered only to a question that reads as
         # yes/no: any other question may state values without asking about them.
         stated = (
-            frozenset(t.stem for t in q.words if not t.stop or t.word in STATE_WORDS)
+            frozenset(t.value_stem for t in q.words if not t.stop or t.word in STATE_WORDS)
             if forms.get("yesno", 0.0) >= STATED_P
             else frozenset()
         )
@@ -411,6 +411,9 @@ class Reader:
                 form="list" if c.form == "value" and len(top.values) > 1 else _FORM_NAMES[c.form],
             )
         reason = self._why_unknown(r, top, threshold, as_of)
+        if topic is not None and not self.store.facts_of([topic], history=True, limit=1):
+            # (the caller named the entity: that it is not in memory is the reason)
+            reason = f"the topic {topic!r} is not in memory"
         context, sent = compose_context(text, shown, max_tokens, around)
         return Answer(
             text,

@@ -986,8 +986,9 @@ def _verdict(
 
 def said(value: str, stems: frozenset[str]) -> bool:
     """Whether a question states a value: every content word of it is among the
-    question's stems ("$1,812" in "is it $1,812 now?", not in "is it 1,786?")."""
-    words = [t.stem for t in tokens(value) if not t.stop or t.word in STATE_WORDS]
+    question's stems ("$1,812" in "is it $1,812 now?", not in "is it 1,786?"; a signed
+    number's with its sign: "-18" is not said by "is it 18?")."""
+    words = [t.value_stem for t in tokens(value) if not t.stop or t.word in STATE_WORDS]
     return bool(words) and all(w in stems for w in words)
 
 
@@ -1130,18 +1131,22 @@ def withdrawn(
     replaced): "is Sam still carrying the will?" once that fact was retracted is "no",
     not a question memory cannot answer. Asked of a value the question names (a claim)
     that the slot held, or, for a question that reads as yes/no (``stated``), of the
-    relation itself."""
-    if "yesno" not in forms:
+    relation itself. Its earlier values are what they were: "what was its priority at
+    first?" is answered by the first of them, withdrawn or not, as of a slot with a value
+    now."""
+    if not forms & {"yesno", "earlier"}:
         return []
     named = _named(walker)
     out: list[Candidate] = []
     for (node, hop), slot in list(walker.slots.items()):
         if node not in named or not slot or any(walker.current(f) for f in slot):
             continue
-        if replaced(slot):
-            continue  # replaced, then withdrawn: what holds is unknown, not "nothing"
         anchor = next(a for a in walker.anchors if a.entity == node)
         shape = Shape(anchor, (hop,), [(slot[-1],)], [hop.end(slot[-1])])
+        if "earlier" in forms and hop.forward:
+            out += _earlier(shape, hop, slot, [], claims)
+        if "yesno" not in forms or replaced(slot):
+            continue  # replaced, then withdrawn: what holds is unknown, not "nothing"
         held = [
             c
             for c in claims
