@@ -9,13 +9,23 @@ two streams: the end of input is held back until every request read has had its 
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from types import TracebackType
 from typing import Any, Self
 
 import anyio
 from mcp.shared.message import SessionMessage
-from mcp.types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+from mcp.types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+)
+from pydantic import ValidationError
 
 #: What a client sends to withdraw a request: no reply follows it.
 _CANCELLED = "notifications/cancelled"
@@ -90,22 +100,30 @@ class _Stream:
 
 
 class _Reads(_Stream):
-    """The session's input: requests are counted; its end waits for their replies."""
+    """The session's input: requests are counted; its end waits for their replies. A line
+    that is not a JSON-RPC message is answered with the error JSON-RPC prescribes (id
+    null: its id cannot be read), where the SDK would drop it without a word and leave
+    its client waiting for a reply."""
 
-    def __init__(self, inner: Any, pending: _Pending) -> None:
+    def __init__(self, inner: Any, pending: _Pending, replies: Any = None) -> None:
         self._inner = inner
         self._pending = pending
+        self._replies = replies
 
     @property
     def last_context(self) -> Any:
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Any:
-        try:
-            item = await self._inner.receive()
-        except anyio.EndOfStream:
-            await self._pending.answered()
-            raise
+        while True:
+            try:
+                item = await self._inner.receive()
+            except anyio.EndOfStream:
+                await self._pending.answered()
+                raise
+            if not (isinstance(item, Exception) and self._replies is not None):
+                break
+            await self._refuse(item)
         if isinstance(item, SessionMessage):
             message = item.message
             if isinstance(message, JSONRPCRequest):
@@ -114,6 +132,23 @@ class _Reads(_Stream):
                 params = message.params if isinstance(message.params, dict) else {}
                 self._pending.discard(params.get("requestId"))
         return item
+
+    async def _refuse(self, error: Exception) -> None:
+        """Answer a line the transport could not read as a message: -32700 when it is not
+        JSON, -32600 when it is JSON but no JSON-RPC message."""
+        problems = error.errors() if isinstance(error, ValidationError) else []
+        unparsed = any(p.get("type") == "json_invalid" for p in problems)
+        code, what = (
+            (PARSE_ERROR, "Parse error") if unparsed else (INVALID_REQUEST, "Invalid Request")
+        )
+        detail = str(problems[0].get("msg", "")) if problems else str(error)
+        print(
+            f"ctxneo: refused a line that is no JSON-RPC message: {what}: {detail}", file=sys.stderr
+        )
+        reply = JSONRPCError(
+            jsonrpc="2.0", id=None, error=ErrorData(code=code, message=f"{what}: {detail}")
+        )
+        await self._replies.send(SessionMessage(reply))
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -155,4 +190,5 @@ def drained(read_stream: Any, write_stream: Any) -> tuple[Any, Any]:
     """``read_stream`` and ``write_stream`` of one stdio session, wrapped so that the end
     of input reaches the session only once every request read has been answered."""
     pending = _Pending()
-    return _Reads(read_stream, pending), _Writes(write_stream, pending)
+    writes = _Writes(write_stream, pending)
+    return _Reads(read_stream, pending, writes), writes

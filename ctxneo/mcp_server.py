@@ -243,7 +243,8 @@ only the given object (for a multi-valued predicate). Nothing is deleted: the
 facts stay in the history with valid_to set, and a later remember can state a
 value again.
 
-Returns the closed facts; when nothing current matches it is an error."""
+Returns the closed facts; when nothing current matches it is an error, which says
+when the value was closed if it was (a retried call closes nothing more)."""
 
 VOCABULARY = """\
 The names this memory already uses, so you reuse them instead of inventing new
@@ -267,6 +268,24 @@ Counts for this memory: facts (current and closed), current facts, entities,
 predicates, and last_seq, the latest write's sequence number (pass it as as_of
 to pin later reads). Also names the memory served (a journal file, or a Neo4j
 URI and namespace). On a large Neo4j memory this counts every fact."""
+
+
+def _closed_before(memory: Memory, subject: str, predicate: str, object: str | None) -> str:
+    """When a value asked to be retracted was closed already, when: a client that retries
+    a retraction whose reply it lost learns that the first call did it (retract is
+    idempotent: a second call closes nothing more)."""
+    try:
+        past = [
+            f
+            for f in memory.history(subject, predicate)
+            if f.valid_to is not None and (object is None or f.object == object)
+        ]
+    except CtxneoError:
+        return ""
+    if not past:
+        return ""
+    last = max(past, key=lambda f: f.valid_to or 0)
+    return f" (already closed at #{last.valid_to})"
 
 
 def _annotations(title: str, *, writes: bool, destructive: bool = False) -> ToolAnnotations:
@@ -588,10 +607,12 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
         ] = None,
         limit: Limit = DEFAULT_LIMIT,
     ) -> RetractResult:
-        closed = handle.get().retract(subject, predicate, object)
+        memory = handle.get()
+        closed = memory.retract(subject, predicate, object)
         if not closed:
             what = " ".join(x for x in (subject, predicate, object) if x)
-            raise InvalidFactError(f"nothing current to retract for {what}")
+            closed_at = _closed_before(memory, subject, predicate, object)
+            raise InvalidFactError(f"nothing current to retract for {what}{closed_at}")
         kept, omitted = bounded(closed, limit)
         return RetractResult(closed=kept, closed_omitted=omitted)
 

@@ -345,6 +345,32 @@ def test_a_malformed_cancel_or_a_repeated_id_never_loses_a_reply(tmp_path: Path)
     assert ids == [1, 7, 7, 7, 9]
 
 
+def test_a_line_that_is_no_message_is_answered_with_a_json_rpc_error(tmp_path: Path) -> None:
+    """A line cut short or a message of the wrong shape gets the error JSON-RPC prescribes
+    (id null) and a line on stderr, not silence that leaves the client waiting; the
+    calls after it are served."""
+    lines = [
+        json.dumps(INITIALIZE),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "stats"',
+        json.dumps({"jsonrpc": "2.0", "id": 8, "method": 5}),
+        json.dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}),
+    ]
+    process = subprocess.run(
+        serve("--store", str(tmp_path / "memory.jsonl")),
+        input="".join(line + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert process.returncode == 0, process.stderr
+    replies = [json.loads(line) for line in process.stdout.splitlines()]
+    errors = [r["error"]["code"] for r in replies if r.get("id") is None]
+    assert errors == [-32700, -32600]
+    assert sorted(r["id"] for r in replies if r.get("id") is not None) == [1, 9]
+    assert process.stderr.count("no JSON-RPC message") == 2
+
+
 @pytest.mark.slow
 def test_one_streamable_http_session(tmp_path: Path) -> None:
     journal, port = tmp_path / "memory.jsonl", free_port()
@@ -494,6 +520,62 @@ def test_http_checks_host_origin_and_the_bearer_token_on_any_address(tmp_path: P
         process.terminate()
         _, errors = process.communicate(timeout=30)
     assert f"made a new token in {token_file}" in errors and token not in errors
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file limits")
+def test_http_stays_up_while_clients_hold_every_file_it_may_open(tmp_path: Path) -> None:
+    """Requests left unfinished on purpose, before any token is read, take every file
+    descriptor the server may open: it refuses connections for a while and stays up (it
+    exited, its log handler failing to import its traceback module), then serves again."""
+    import resource
+
+    journal, port, token_file = tmp_path / "memory.jsonl", free_port(), tmp_path / "token"
+
+    def few_files() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (200, 200))
+
+    with (tmp_path / "serve.log").open("w") as log:
+        process = subprocess.Popen(
+            serve("--store", str(journal), "--http", "--port", str(port),
+                  "--token-file", str(token_file)),
+            stdout=log,
+            stderr=log,
+            preexec_fn=few_files,
+        )  # fmt: skip
+    held: list[socket.socket] = []
+    try:
+        _wait_listening(process, "127.0.0.1", port)
+        for _ in range(230):
+            held.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+            held[-1].sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        time.sleep(3)
+        assert process.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
+        for s in held:
+            s.close()
+        held.clear()
+        token = token_file.read_text().strip()
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        connection.request(
+            "POST",
+            "/mcp",
+            json.dumps(INITIALIZE),
+            {
+                "Host": f"127.0.0.1:{port}",
+                "Accept": "application/json, text/event-stream",
+                "Content-Type": "application/json",
+                "Authorization": f"Bearer {token}",
+            },
+        )
+        assert connection.getresponse().status == 200
+        connection.close()
+    finally:
+        for s in held:
+            s.close()
+        # (killed: the event loop of Python 3.11 queues a retry per refused accept, whose
+        # errors a graceful shutdown would wait to log)
+        process.kill()
+        process.wait(timeout=30)
 
 
 def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:

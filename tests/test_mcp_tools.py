@@ -227,7 +227,8 @@ def test_every_tool_on_both_stores(handle: MemoryHandle) -> None:
         assert history["omitted"] == 0 and history["omitted_exact"] is True
         assert "no entity" in await error(client, "history", subject="Nobody")
 
-        # retract: closes one value of a multi-valued key; twice is an error
+        # retract: closes one value of a multi-valued key; twice is an error that says the
+        # first call closed it (a client retrying after a lost reply learns it is done)
         retracted = await ok(
             client,
             "retract",
@@ -237,13 +238,17 @@ def test_every_tool_on_both_stores(handle: MemoryHandle) -> None:
         )
         assert [f["object"] for f in retracted["closed"]] == ["Service_Search"]
         assert retracted["closed"][0]["current"] is False
-        assert "nothing current to retract" in await error(
+        again = await error(
             client,
             "retract",
             subject="Service_Checkout",
             predicate="DEPENDS_ON",
             object="Service_Search",
         )
+        assert "nothing current to retract" in again
+        assert f"already closed at #{retracted['closed'][0]['valid_to']}" in again
+        never = await error(client, "retract", subject="Service_Checkout", predicate="HOSTED_ON")
+        assert "nothing current to retract" in never and "already closed" not in never
 
         stats = await ok(client, "stats")
         assert stats["facts"] == 8 and stats["current_facts"] == 4

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -192,7 +194,36 @@ def _serve_http(
     )
     if token is not None:
         app = require_token(app, token)
+    _survive_running_out_of_files()
     uvicorn.run(app, host=host, port=port, log_level=log_level.lower())
 
 
+def _survive_running_out_of_files() -> None:
+    """Keep the server up when clients hold every file descriptor it may open (requests
+    left unfinished on purpose, before any token is read). The event loop then logs
+    each refused accept and tries again, but the SDK's log handler imports its traceback
+    module on its first such record, which itself fails for want of a descriptor and
+    took the server down: imported now. And the soft limit on open files is raised to
+    the hard one, as servers do."""
+    with suppress(ImportError):
+        import rich.traceback  # noqa: F401
+    # Each refused accept is one line, not a traceback drawn by the log handler while
+    # the event loop waits for it (a second or more each, once per retry).
+    logging.getLogger("asyncio").addFilter(_accept_errors_in_one_line)
+    with suppress(ImportError, ValueError, OSError):
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
 COMMANDS = [serve]
+
+
+def _accept_errors_in_one_line(record: logging.LogRecord) -> bool:
+    if str(record.msg).startswith("socket.accept() out of system resource"):
+        record.exc_info = None
+        record.exc_text = None
+        record.msg = "cannot accept a connection: too many open files (retrying)"
+    return True
