@@ -570,6 +570,18 @@ def test_an_option_on_the_command_line_beats_one_from_the_environment(tmp_path: 
     assert "not both" in one_error_line(result)
 
 
+def test_a_bad_setting_from_the_environment_is_named_by_its_variable(tmp_path: Path) -> None:
+    """Nobody typed --uri: an error in a value from the environment names the variable."""
+    both = {**CLEAN, "CTXNEO_STORE": str(tmp_path / "m.jsonl"), "NEO4J_URI": "bolt://h:1"}
+    line = one_error_line(CliRunner(env=both).invoke(main, ["stats"]))
+    assert "CTXNEO_STORE and NEO4J_URI are both set" in line
+    bad = CliRunner(env={**CLEAN, "NEO4J_URI": "garbage"}).invoke(main, ["stats"])
+    assert bad.exit_code == 2 and "NEO4J_URI (from the environment)" in one_error_line(bad)
+    uri = CliRunner(env={**CLEAN, "CTXNEO_STORE": "bolt://h:1"}).invoke(main, ["stats"])
+    assert "CTXNEO_STORE (from the environment)" in one_error_line(uri)
+    assert "'--uri'" in one_error_line(run("stats", "--uri", "garbage", code=2))
+
+
 def test_an_unwritable_output_is_one_line(tmp_path: Path) -> None:
     store = str(tmp_path / "m.jsonl")
     run("remember", "A", "OWNED_BY", "B", "--store", store)
@@ -732,3 +744,12 @@ def test_output_cut_short_by_its_reader_is_no_error(tmp_path: Path) -> None:
     errors = process.stderr.read().decode()
     process.wait(timeout=60)
     assert "Error" not in errors and "Traceback" not in errors
+
+
+def test_a_turn_or_point_out_of_range_names_the_option(tmp_path: Path) -> None:
+    store = str(tmp_path / "m.jsonl")
+    line = one_error_line(run("ask", "x", "--as-of", "-1", "--store", store, code=2))
+    assert "'--as-of'" in line and "as_of" not in line
+    big = "99999999999999999999"
+    line = one_error_line(run("remember", "A", "P", "B", "--turn", big, "--store", store, code=2))
+    assert "'--turn'" in line and "turn_id" not in line

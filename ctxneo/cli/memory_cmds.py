@@ -21,7 +21,7 @@ from ctxneo.cli.options import (
 )
 from ctxneo.cli.tables import echo, print_table
 from ctxneo.memory import Memory
-from ctxneo.model import Answer, Fact, NewFact, check_predicate
+from ctxneo.model import MAX_INT, MIN_INT, Answer, Fact, NewFact, check_predicate
 from ctxneo.vocabulary import similar_names
 
 FACT_COLUMNS = ("#", "subject", "predicate", "object", "speaker", "turn", "valid")
@@ -86,7 +86,12 @@ def _print_answer(answer: Answer, top_k: int) -> None:
 @click.argument("predicate")
 @click.argument("object")
 @click.option("--speaker", help="Who stated the fact (provenance).")
-@click.option("--turn", "turn_id", type=int, help="The conversation turn it was stated at.")
+@click.option(
+    "--turn",
+    "turn_id",
+    type=click.IntRange(MIN_INT, MAX_INT),
+    help="The conversation turn it was stated at.",
+)
 @click.option("--fact-id", help="Your own id for the fact.")
 @click.option(
     "--text",
@@ -157,7 +162,11 @@ def remember(
 @click.command(cls=TakesValues)
 @click.argument("question")
 @click.option("--speaker", help="Who asks (resolves 'I' and 'my').")
-@click.option("--as-of", type=int, help="Answer as the memory stood at this sequence number.")
+@click.option(
+    "--as-of",
+    type=click.IntRange(0, MAX_INT),
+    help="Answer as the memory stood at this sequence number.",
+)
 @click.option(
     "--top-k",
     type=click.IntRange(min=1),
@@ -230,7 +239,11 @@ def history(subject: str, predicate: str | None, as_json: bool, **store: Any) ->
 
 @click.command(cls=TakesValues)
 @click.argument("entity")
-@click.option("--as-of", type=int, help="The facts that held at this sequence number.")
+@click.option(
+    "--as-of",
+    type=click.IntRange(0, MAX_INT),
+    help="The facts that held at this sequence number.",
+)
 @click.option("--all", "include_closed", is_flag=True, help="Include closed (superseded) facts.")
 @store_options
 @json_option

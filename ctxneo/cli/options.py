@@ -97,7 +97,23 @@ def _uri(ctx: click.Context, param: click.Parameter, value: str | None) -> str |
     try:
         return check_uri(value)
     except ConfigError as e:
-        raise click.BadParameter(str(e), ctx=ctx, param=param) from e
+        raise click.BadParameter(
+            str(e), ctx=ctx, param=param, param_hint=from_environment(ctx, param)
+        ) from e
+
+
+def from_environment(ctx: click.Context | None, param: click.Parameter | None) -> str | None:
+    """How to name an option in a message: by its environment variable when the value came
+    from there (nobody typed "--uri" to get "Invalid value for '--uri'"), else as click
+    does (None)."""
+    if ctx is None or param is None or param.name is None:
+        return None
+    envvar = getattr(param, "envvar", None)
+    if isinstance(envvar, str) and ctx.get_parameter_source(param.name) == (
+        click.core.ParameterSource.ENVIRONMENT
+    ):
+        return f"{envvar} (from the environment)"
+    return None
 
 
 def _local_credentials(f: F) -> F:
@@ -185,9 +201,11 @@ class JournalPath(click.Path):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and looks_like_uri(value):
-            self.fail(
+            raise click.BadParameter(
                 f"{value!r} is a URI, not a journal file: give a Neo4j URI as {self.uri_option}",
+                ctx,
                 param,
+                from_environment(ctx, param),
             )
         return super().convert(value, param, ctx)
 
@@ -268,6 +286,11 @@ def memory_location(store_path: Path | None, uri: str | None) -> tuple[Path | No
         from_env = click.core.ParameterSource.ENVIRONMENT
         store_from_env = source is not None and source("store_path") == from_env
         uri_from_env = source is not None and source("uri") == from_env
+        if store_from_env and uri_from_env:
+            raise click.UsageError(
+                "CTXNEO_STORE and NEO4J_URI are both set: unset one, or name the memory "
+                "with --store FILE or --uri URI"
+            )
         if store_from_env == uri_from_env:
             raise click.UsageError("give either --store FILE or --uri URI, not both")
         if store_from_env:
