@@ -30,6 +30,7 @@ pairs a question.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import unicodedata
 from collections.abc import Container
@@ -244,3 +245,12 @@ class WordVectors:
             self._pairs.clear()
         self._pairs[key] = sim
         return sim
+
+
+def _fresh_lock() -> None:
+    # A lock another thread held at a fork (loading the table) is copied held into the
+    # child, where that thread is not: its first load would wait for ever.
+    WordVectors._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_lock)

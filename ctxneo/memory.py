@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import unicodedata
+import weakref
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +38,39 @@ FactLike = NewFact | Mapping[str, Any] | tuple[str, str, str]
 MAX_READINGS = 50
 
 
+#: Every memory of this process, for a fork (see _hold_readers).
+_MEMORIES: weakref.WeakSet[Memory] = weakref.WeakSet()
+_HELD: list[Memory] = []
+
+
+def _hold_readers() -> None:
+    """Before a fork: wait for any thread making a memory's reader (its first question,
+    which imports the answering code and loads its model) to finish. A reader lock, or
+    a module's import lock, that such a thread held at the fork would be copied held
+    into the child, where that thread is not, and the child's first question would wait
+    on it for ever. (Making a reader reads no store, so no store lock is waited on.)"""
+    for memory in list(_MEMORIES):
+        memory._reader_lock.acquire()
+        _HELD.append(memory)
+
+
+def _release_readers() -> None:
+    while _HELD:
+        _HELD.pop()._reader_lock.release()
+
+
+def _fresh_reader_locks() -> None:
+    while _HELD:
+        _HELD.pop()._reader_lock = threading.Lock()
+
+
+os.register_at_fork(
+    before=_hold_readers,
+    after_in_parent=_release_readers,
+    after_in_child=_fresh_reader_locks,
+)
+
+
 class Memory:
     """A context-graph memory: remember facts, ask questions, read history.
 
@@ -50,6 +85,7 @@ class Memory:
         self._lexicon = lexicon or Lexicon.default()
         self._reader: Reader | None = None
         self._reader_lock = threading.Lock()
+        _MEMORIES.add(self)
 
     def __getstate__(self) -> dict[str, Any]:
         # Sent to a multiprocessing child: the store and the lexicon travel; the

@@ -149,3 +149,42 @@ def test_an_answer_reads_one_state_of_the_memory_while_it_is_written(
         wait()
     assert set(answers) <= {"Team_Red", "Team_Blue", UNKNOWN}, answers
     assert answers["Team_Red"] + answers["Team_Blue"] > 0, answers
+
+
+_FORK_WHILE_THE_READER_IS_MADE = r"""
+import os, signal, sys, threading, time
+from ctxneo import Memory
+m = Memory.open(sys.argv[1])
+m.remember("Atlas", "USES_DATABASE", "Postgres")
+first = threading.Thread(target=lambda: m.ask("What database does Atlas use?"))
+first.start()
+deadline = time.monotonic() + 10
+while not m._reader_lock.locked() and time.monotonic() < deadline:
+    time.sleep(0.0001)
+pid = os.fork()
+if pid == 0:
+    signal.alarm(60)  # (a child that waits for ever is killed, and the test fails)
+    print(m.ask("What database does Atlas use?").answer, flush=True)
+    os._exit(0)
+first.join()
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fork")
+def test_a_fork_while_another_thread_makes_the_reader_leaves_the_child_able_to_ask(
+    tmp_path: Path,
+) -> None:
+    """The README promises a memory safe across fork(): a child forked while another
+    thread was making the reader (importing the answering code, loading its model, under
+    locks that thread holds) answers, where it waited for ever on a lock copied held."""
+    for trial in range(2):
+        out = subprocess.run(
+            [sys.executable, "-c", _FORK_WHILE_THE_READER_IS_MADE, str(tmp_path / f"m{trial}")],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.strip() == "Postgres"

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import os
 import threading
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -294,3 +295,12 @@ class ReaderModel:
 
 
 _DEFAULT: dict[str, ReaderModel] = {}
+
+
+def _fresh_lock() -> None:
+    # A lock another thread held at a fork (reading the model) is copied held into the
+    # child, where that thread is not: its first read would wait for ever.
+    ReaderModel._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_lock)
