@@ -731,13 +731,9 @@ class Journal:
         tail = os.pread(fd, size - self._offset, self._offset)
         if not (self._is_journal or (self._offset == 0 and _HEADER_BYTES.startswith(tail))):
             raise self._not_a_journal()
-        torn = self.torn_path
         try:
-            side = os.open(
-                torn, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | _PLANTED, FILE_MODE
-            )
+            side, torn = self._open_torn()
             try:
-                check_owner(side, torn, "the torn-line file")
                 if self.shared() and os.fstat(side).st_uid == os.geteuid():
                     # A team's journal: the next torn line may be another member's
                     # to set aside, so .torn is the journal's group's as the journal is.
@@ -757,6 +753,29 @@ class Journal:
             TornJournalWarning,
             stacklevel=4,
         )
+
+    def _open_torn(self) -> tuple[int, Path]:
+        """The file torn lines are set aside in, open for appending: ``<file>.torn``, or,
+        where that name is another user's file we may not write or must not trust (in
+        a directory others may write, a sticky /tmp, anyone can plant it, and nobody
+        but its owner can remove it), a new file of ours under a name no one could have
+        planted: a planted ``.torn`` would otherwise stop every write after a crash."""
+        torn = self.torn_path
+        try:
+            side = os.open(
+                torn, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | _PLANTED, FILE_MODE
+            )
+        except OSError as e:
+            # (not ours to write, a symlink, or a FIFO no one reads)
+            if e.errno not in (errno.EACCES, errno.EPERM, errno.ELOOP, errno.ENXIO):
+                raise
+            return create_beside(torn, os.O_WRONLY | os.O_APPEND)
+        try:
+            check_owner(side, torn, "the torn-line file")
+        except JournalError:
+            os.close(side)
+            return create_beside(torn, os.O_WRONLY | os.O_APPEND)
+        return side, torn
 
     def append(self, line: bytes) -> int:
         """Append one write (whole lines) and sync it as the policy says; return the
@@ -890,7 +909,7 @@ class Journal:
             OSError: the system refused to delete one.
         """
         sides = [self.snapshot_path, self.torn_path]
-        sides += self.left_beside(self.snapshot_temp_path, self.clearing_path)
+        sides += self.left_beside(self.snapshot_temp_path, self.clearing_path, self.torn_path)
         for side in sides:
             try:
                 os.unlink(side)
