@@ -6,6 +6,9 @@
 MERGE (m:CtxneoMemory {ns: $ns})
   ON CREATE SET m.seq = 0, m.multi = [], m.predicates = []
 SET m._lock = true
+// A clear may have deleted the memory node while this write waited for its lock: then
+// nothing is written (no row), and the write, run again, starts the namespace afresh.
+WITH m WHERE m.seq IS NOT NULL
 REMOVE m._lock
 SET m.epoch = coalesce(m.epoch, randomUUID())
 RETURN m.seq AS seq, m.multi AS multi, m.predicates AS predicates, m.load_id AS load_id,

@@ -192,3 +192,74 @@ def test_a_write_that_waits_past_its_limit_for_the_lock_says_so_and_applies_noth
     assert [f.object for f in store.current_of("A")] == ["B"]
     store.clear()
     store.close()
+
+
+def test_a_clear_beside_writes_and_reads_breaks_neither_nor_the_namespace(
+    neo4j_server: Any,
+) -> None:
+    """A clear deletes in batches while other threads write and read: no call fails
+    with anything but the store's errors, and what is left is one memory, its facts
+    numbered within its counter (a write that waited on the lock while the clear took the
+    memory node wrote a fact with no number, or kept one from before the clear)."""
+    import time
+
+    namespace = f"clear-race-{uuid.uuid4().hex}"
+    store = open_store(neo4j_server, namespace)
+    memory = Memory(store)
+    memory.remember("Svc0", "OWNED_BY", "Team0")
+    memory.ask("Which team owns Svc0?")  # (the reader made before the threads start)
+    failures: list[BaseException] = []
+    stop = time.monotonic() + 8
+
+    def keep(work: Any) -> None:
+        while time.monotonic() < stop:
+            try:
+                work()
+            except StoreError:
+                pass  # (a store's error is an answer; a TypeError is not)
+            except BaseException as e:
+                failures.append(e)
+
+    n = iter(range(10**9))
+    threads = [
+        threading.Thread(
+            target=keep,
+            args=(lambda: memory.remember(f"Svc{next(n) % 3}", "OWNED_BY", f"Team{next(n)}"),),
+        ),
+        threading.Thread(
+            target=keep,
+            args=(
+                lambda: memory.remember_many(
+                    [(f"Svc{i}", "USES_DB", f"Db{next(n)}") for i in range(3)]
+                ),
+            ),
+        ),
+        threading.Thread(target=keep, args=(lambda: memory.ask("Which team owns Svc1?"),)),
+        threading.Thread(
+            target=keep, args=(lambda: (memory.current("Svc2"), memory.vocabulary("svc")),)
+        ),
+        threading.Thread(target=keep, args=(lambda: (time.sleep(0.5), memory.clear()),)),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert not failures, repr(failures[:3])
+        rows, _, _ = store._driver.execute_query(
+            "MATCH (:Entity {ns: $ns})-[r]->() RETURN r.seq AS seq",
+            ns=namespace,
+            database_=store.database,
+        )
+        counter, _, _ = store._driver.execute_query(
+            "MATCH (m:CtxneoMemory {ns: $ns}) RETURN m.seq AS seq",
+            ns=namespace,
+            database_=store.database,
+        )
+        seqs = [r["seq"] for r in rows]
+        top = counter[0]["seq"] if counter else 0
+        assert None not in seqs
+        assert sorted(seqs) == sorted(set(seqs)) and all(0 < s <= top for s in seqs)
+    finally:
+        store.clear()
+        store.close()

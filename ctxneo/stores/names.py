@@ -141,7 +141,8 @@ class NameMirror:
         with self.lock:
             self._clear()
             for row in known:
-                self._take(Known.of(row))
+                if row["name"] is not None:  # (an entity a clear deleted as it was read)
+                    self._take(Known.of(row))
             self.loaded = True
             self._met(memory)
 
@@ -160,7 +161,8 @@ class NameMirror:
                 self.loaded = False
                 return False
             for row in changed:
-                self._take(Known.of(row))
+                if row["name"] is not None:  # (an entity a clear deleted as it was read)
+                    self._take(Known.of(row))
             self._met(memory)
             return True
 

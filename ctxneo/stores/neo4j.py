@@ -150,6 +150,12 @@ HOW_TO_START = (
 )
 
 
+def _live(rows: Iterable[Any]) -> list[Fact]:
+    """The facts of rows read, but those a clear deleted while the read ran: a fact read
+    as its relationship was deleted comes back with no properties, no number."""
+    return [_fact(r) for r in rows if r["seq"] is not None]
+
+
 def _fact(row: Any, suffix: str = "") -> Fact:
     get = row.get if hasattr(row, "get") else row.__getitem__
     if suffix:
@@ -622,7 +628,7 @@ class Neo4jStore(Store):
                         return result
                     finally:
                         tx.close()
-            except (DriverError, Neo4jError) as e:
+            except (DriverError, Neo4jError, _ClearedUnder) as e:
                 if solo:
                     self._drop_writer()
                     committing = not _never_sent(e)
@@ -640,7 +646,7 @@ class Neo4jStore(Store):
                     ) from e
                 if isinstance(e, Neo4jError) and "long overflow" in (e.message or ""):
                     next_seq(MAX_SEQ)  # one write's counter ran past Neo4j's largest integer
-                if isinstance(e, Neo4jError) and not e.is_retryable():
+                if isinstance(e, Neo4jError) and not e.is_retryable() and not _cleared_under(e):
                     raise StoreError(f"Neo4j write failed: {e.message}") from e
                 if not retries.again(e):
                     if unknown and reconcile is not None:
@@ -656,7 +662,10 @@ class Neo4jStore(Store):
                     ) from e
 
     def _tx(self, tx: Any, name: str, **params: Any) -> list[Any]:
-        return list(tx.run(cypher.load(name), {"ns": self.namespace, **params}))
+        rows = list(tx.run(cypher.load(name), {"ns": self.namespace, **params}))
+        if not rows and name == "lock_memory":
+            raise _ClearedUnder(self.namespace)
+        return rows
 
     def _run_alone(self, name: str, deadline: float, params: dict[str, Any]) -> list[Any]:
         """``name`` as a transaction of its own (auto-commit), marked with the write's
@@ -710,6 +719,8 @@ class Neo4jStore(Store):
         committed: list[Callable[[], None]] = []  # as in write()
 
         def stored(rows: list[Any]) -> Fact:
+            if not rows:
+                raise _ClearedUnder(self.namespace)
             (row,) = rows
             committed.clear()
             if row["created"]:
@@ -1498,7 +1509,7 @@ class Neo4jStore(Store):
             limit=limit,
             at=at,
         )
-        return [_fact(r) for r in rows]
+        return _live(rows)
 
     def facts_with_predicate(
         self, predicate: str, *, as_of: int | None = None, limit: int = MAX_NEIGHBOURS
@@ -1506,7 +1517,7 @@ class Neo4jStore(Store):
         rows = self._read(
             "facts_with_predicate", predicate=check_predicate(predicate), as_of=as_of, limit=limit
         )
-        return [_fact(r) for r in rows]
+        return _live(rows)
 
     def facts_of_few_subjects(
         self,
@@ -1535,7 +1546,8 @@ class Neo4jStore(Store):
                 limit=limit,
                 at=at,
             ):
-                out[r["p"]].append(_fact(r))
+                if r["seq"] is not None:  # (see _live)
+                    out[r["p"]].append(_fact(r))
         return out
 
     def neighbourhood(self, plan: Plan) -> Neighbourhood:
@@ -1595,7 +1607,8 @@ class Neo4jStore(Store):
             budget=plan.budget,
         )
         self._at = row["at"]
-        facts = {f.seq: f for f in itertools.starmap(Fact, row["facts"])}
+        # (a fact a clear deleted while this read ran shows no properties: left out)
+        facts = {f.seq: f for f in itertools.starmap(Fact, row["facts"]) if f.seq is not None}
 
         def read(
             seqs: list[int], history: bool, limit: int, only: Sequence[str] | None
@@ -1604,7 +1617,7 @@ class Neo4jStore(Store):
                 history,
                 limit,
                 None if only is None else frozenset(only),
-                tuple(sorted((facts[s] for s in seqs), key=lambda f: -f.seq)),
+                tuple(sorted((facts[s] for s in seqs if s in facts), key=lambda f: -f.seq)),
             )
 
         found = Neighbourhood(row["at"], plan.as_of)
@@ -1639,7 +1652,7 @@ class Neo4jStore(Store):
         rows = self._read_settled(
             "current_of", cypher.load("current_of"), subject=subject, predicate=predicate, at=None
         )
-        return [_fact(r) for r in rows]
+        return _live(rows)
 
     def history(
         self, subject: str, predicate: str | None = None, *, limit: int | None = None
@@ -1653,10 +1666,10 @@ class Neo4jStore(Store):
             limit=limit,
             at=None,
         )
-        return [_fact(r) for r in rows]
+        return _live(rows)
 
     def all_facts(self) -> Iterator[Fact]:
-        return iter([_fact(r) for r in self._read("all_facts")])
+        return iter(_live(self._read("all_facts")))
 
     def stats(self) -> dict[str, int]:
         (row,) = self._read("stats")
@@ -1713,7 +1726,7 @@ def _described(ask: DescribedAsk, row: Any) -> Described:
         ask,
         row["at"],
         {
-            p: sorted(map(_fact, found), key=lambda f: -f.seq)
+            p: sorted(_live(found), key=lambda f: -f.seq)
             for p, found in zip(ask.predicates, row["described"], strict=True)
         },
     )
@@ -1723,6 +1736,18 @@ def _terms(tag: str, keys: Sequence[str]) -> list[str]:
     """Index terms for ``keys``, longest (most specific) first when they must be cut."""
     unique = sorted({k for k in keys if k}, key=lambda k: (-len(k), k))[:MAX_TERMS]
     return sorted(f"{tag}_{k}" for k in unique)
+
+
+class _ClearedUnder(Exception):
+    """A write found no memory node once it held the lock: a clear deleted it while the
+    write waited. Nothing was written; run again, the write starts the namespace afresh."""
+
+
+def _cleared_under(e: Exception) -> bool:
+    """Whether the server refused a write because a clear deleted the memory node it had
+    read before taking its lock: nothing of it applied, and run again it writes into
+    the namespace the clear left (empty)."""
+    return getattr(e, "code", "") == "Neo.ClientError.Statement.EntityNotFound"
 
 
 def _never_sent(e: BaseException) -> bool:
