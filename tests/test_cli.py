@@ -411,6 +411,16 @@ def test_piped_tables_are_plain_rows_that_never_wrap(tmp_path: Path) -> None:
     assert lines[1].index("OWNED_BY") == lines[2].index("OWNED_BY")  # aligned columns
 
 
+def test_piped_table_columns_align_on_wide_characters() -> None:
+    from rich.cells import cell_len
+
+    from ctxneo.cli.tables import plain_rows
+
+    header, wide, narrow = plain_rows(["name", "team"], [["東京_Svc", "A"], ["Osaka_Svc", "B"]])
+    # (a terminal gives 東 and 京 two columns each: the next column starts in one place)
+    assert cell_len(wide[: wide.index("A")]) == cell_len(narrow[: narrow.index("B")])
+
+
 def test_bad_input_is_one_line_on_stderr_without_a_traceback(tmp_path: Path) -> None:
     store = str(tmp_path / "m.jsonl")
     result = run("remember", "A", "depends on", "B", "--store", store, code=2)

@@ -25,10 +25,13 @@ def echo(text: str = "", *, err: bool = False) -> None:
 
 def plain_rows(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """The header and rows as lines, columns left-aligned and padded to their widest cell."""
+    from rich.cells import cell_len  # (how many columns a terminal gives: 東京 takes four)
+
     cells = [[one_line(c) for c in columns], *[[one_line(v) for v in row] for row in rows]]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    widths = [max(cell_len(line[i]) for line in cells) for i in range(len(columns))]
     return [
-        "  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)).rstrip() for line in cells
+        "  ".join(v + " " * (w - cell_len(v)) for v, w in zip(line, widths, strict=True)).rstrip()
+        for line in cells
     ]
 
 
