@@ -9,6 +9,8 @@ property's name and are dropped: a tool list is read into every agent's context.
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Callable
 from typing import Any
 
@@ -58,14 +60,14 @@ def strict_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[s
         if options is not None:
             fits = [resolve(o) for o in options if _fits(resolve(o), value)]
             if not fits:
-                problem(f"{where}: expected {_type_names(options)} (got {value!r:.80})")
+                problem(f"{where}: expected {_type_names(options)} (got {_json(value)})")
             else:
                 check(fits[0], value, where)
             return
         kind = node.get("type")
         if not _fits(node, value):
             expected = " or ".join(kind) if isinstance(kind, list) else kind
-            problem(f"{where}: expected {expected} (got {value!r:.80})")
+            problem(f"{where}: expected {expected} (got {_json(value)})")
             return
         if kind == "object" and isinstance(value, dict):
             declared = node.get("properties", {})
@@ -155,3 +157,12 @@ def lean_schema(node: Any) -> Any:
         else:
             out[key] = value
     return out
+
+
+def _json(value: object, limit: int = 80) -> str:
+    """A value as the client wrote it (JSON: true, null, "text"), cut short."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"

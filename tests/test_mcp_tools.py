@@ -294,14 +294,16 @@ def test_arguments_are_taken_as_the_schema_types_them_and_unknown_keys_are_refus
     async def script(client: mcp.Client) -> None:
         fact = {"subject": "Ticket_7", "predicate": "HAS_PRIORITY", "object": "high"}
         # Coercions the Python API refuses are refused here too: nothing is stored.
-        assert "multi: expected boolean (got 'yes')" in await error(
+        # (the value as JSON spells it, as the client sent it)
+        assert 'multi: expected boolean (got "yes")' in await error(
             client, "remember", **fact, multi="yes"
         )
         assert "multi: expected boolean (got 1)" in await error(client, "remember", **fact, multi=1)
-        assert "turn: expected integer or null (got '7')" in await error(
+        assert 'turn: expected integer or null (got "7")' in await error(
             client, "remember", **fact, turn="7"
         )
-        assert "k: expected integer (got '3')" in await error(client, "ask", question="q?", k="3")
+        assert 'k: expected integer (got "3")' in await error(client, "ask", question="q?", k="3")
+        assert "k: expected integer (got true)" in await error(client, "ask", question="q?", k=True)
         typo = await error(client, "remember", **fact, mutli=True)
         assert "mutli: not an argument of this tool" in typo and "multi" in typo
         nested = await error(client, "remember_many", facts=[{**fact, "turn": "2"}])
