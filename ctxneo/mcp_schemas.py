@@ -10,7 +10,6 @@ property's name and are dropped: a tool list is read into every agent's context.
 from __future__ import annotations
 
 import json
-
 from collections.abc import Callable
 from typing import Any
 
