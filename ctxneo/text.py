@@ -275,7 +275,7 @@ def signed_words(text: str) -> frozenset[int]:
 
 
 @lru_cache(maxsize=100_000)
-def number_signs(name: str) -> dict[str, bool]:
+def number_signs(name: str) -> tuple[tuple[str, bool], ...]:
     """The numbers that stand alone in a name ("-250", "18 C", "at -4"), each with
     whether it is written with a minus sign; a number joined to a word before it
     ("replica-2", "Pump_09") has no sign and is left out."""
@@ -287,7 +287,7 @@ def number_signs(name: str) -> dict[str, bool]:
         before = name[m.start() - 1 : m.start()]
         if g in signed or not (before in ("_", "-", "−") or before.isalnum()):
             out.setdefault(_lower_pieces(m.group())[0], g in signed)
-    return out
+    return tuple(out.items())  # (cached: not a dict a caller could change)
 
 
 # "a" that cannot be the article: an article goes before its noun, so an "a" ending a

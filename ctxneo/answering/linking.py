@@ -310,7 +310,7 @@ def _other_sign(words: Sequence[Token], named: Iterable[int], name: str) -> bool
         return False
     for p in named:
         t = words[p]
-        for number, signed in signs.items():
+        for number, signed in signs:
             if t.signed != signed and _same_mark(t.word, number):
                 return True
     return False
