@@ -416,7 +416,7 @@ def test_piped_table_columns_align_on_wide_characters() -> None:
 
     from ctxneo.cli.tables import plain_rows
 
-    header, wide, narrow = plain_rows(["name", "team"], [["東京_Svc", "A"], ["Osaka_Svc", "B"]])
+    _, wide, narrow = plain_rows(["name", "team"], [["東京_Svc", "A"], ["Osaka_Svc", "B"]])
     # (a terminal gives 東 and 京 two columns each: the next column starts in one place)
     assert cell_len(wide[: wide.index("A")]) == cell_len(narrow[: narrow.index("B")])
 
