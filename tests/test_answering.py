@@ -827,6 +827,18 @@ def test_a_hubs_older_fact_is_not_crowded_out_by_its_newest(memory: Memory) -> N
     assert best(memory, "Who leads the team that owns Guild_Hall?").values == ("Dana Reyes",)
 
 
+def test_as_of_a_point_before_a_fact_it_was_not_said_not_withdrawn(memory: Memory) -> None:
+    # As of a point before anything was said of it, a multi-valued relation held nothing
+    # because nothing had been said, not because it was withdrawn ("A_Svc DEPENDS_ON
+    # B_Svc was retracted at #None" was the reason given, of a fact never retracted).
+    memory.remember("A_Svc", "DEPENDS_ON", "B_Svc", multi=True)
+    memory.remember("A_Svc", "OWNED_BY", "Team_X")
+    before = memory.ask("Who owns A_Svc?", as_of=0)
+    assert not before.known and "retracted" not in before.reason
+    assert before.reason == "nothing had been said of A_Svc at #0"
+    assert memory.ask("Who owns A_Svc?", as_of=2).answer == "Team_X"
+
+
 def test_a_two_hop_question_reads_the_past_as_of_a_point(memory: Memory) -> None:
     memory.remember_many(
         [("Checkout", "OWNED_BY", "Payments_Team"), ("Payments_Team", "LED_BY", "Alice")]

@@ -546,6 +546,10 @@ class Walker:
         wanted = set(nodes)
         slots = self.slots
         forward, backward = _FORWARD, _BACKWARD
+        if self.as_of is not None:
+            # (as of an earlier point, a fact stated after it had not been said: no slot
+            # holds it, or a slot with nothing said yet would read as every value withdrawn)
+            facts = [f for f in facts if f.valid_from <= self.as_of]
         for f in sorted(facts, key=_SEQ):
             # Subject first, then object (not a set's order, which moves with the hash
             # seed): the slots' order is the order their readings are offered in, and
