@@ -14,11 +14,15 @@ them and when; questions are answered by walking the graph, with no LLM call.
 from ctxneo.errors import (
     ConfigError,
     CtxneoError,
+    DatasetError,
     InvalidFactError,
     JournalError,
+    LoadFileError,
+    NamespaceInUse,
     ScenarioError,
     StoreError,
     StoreUnavailable,
+    WriteOutcomeUnknown,
 )
 from ctxneo.memory import Memory
 from ctxneo.model import UNKNOWN, Answer, Fact, NewFact
@@ -30,13 +34,17 @@ __all__ = [
     "Answer",
     "ConfigError",
     "CtxneoError",
+    "DatasetError",
     "Fact",
     "InvalidFactError",
     "JournalError",
+    "LoadFileError",
     "Memory",
+    "NamespaceInUse",
     "NewFact",
     "ScenarioError",
     "StoreError",
     "StoreUnavailable",
+    "WriteOutcomeUnknown",
     "__version__",
 ]

@@ -605,6 +605,8 @@ class Answer:
             "readings": [r.to_dict() for r in self.readings],
             "candidate": None if self.candidate is None else self.candidate.to_dict(),
             "context": self.context,
+            # (the facts the context holds: fewer than the evidence when max_tokens cut it)
+            "context_facts": [f.to_dict() for f in self.context_facts],
         }
 
 

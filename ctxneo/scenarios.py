@@ -210,7 +210,12 @@ def _parse_scenario(item: Any, file: str, index: int) -> Scenario:
     for position, raw in enumerate(raw_turns):
         turn = _parse_turn(raw, position, fail)
         if last_id is not None and turn.turn_id <= last_id:
-            raise fail(f"turn ids must increase (previous was {last_id})", "turn_id", turn.turn_id)
+            problem = (
+                f"duplicate turn id {last_id}"
+                if turn.turn_id == last_id
+                else f"turn ids must increase (previous was {last_id})"
+            )
+            raise fail(problem, "turn_id", turn.turn_id)
         last_id = turn.turn_id
         if turn.turn_type == "fact":
             assert turn.fact_id is not None

@@ -775,6 +775,7 @@ def test_answer_to_dict_carries_everything_a_tool_reports(memory: Memory) -> Non
         "reason",
         "readings",
         "candidate",
+        "context_facts",
     }
     assert doc["readings"][0]["evidence"][0]["speaker"] is None
 

@@ -310,6 +310,10 @@ def test_a_name_that_differs_only_in_case_is_suggested(tmp_path: Path) -> None:
     assert typo.stderr == (
         "facts of Service_Paymnts: none (no entity of that name; similar: 'Service_Payments')\n"
     )
+    # An alias names the entity in questions: these commands say which name to give.
+    run("alias", "the pay service", "Service_Payments", "--store", store)
+    aliased = run("history", "The Pay Service", "--store", store)
+    assert "is an alias of 'Service_Payments'" in aliased.stderr
 
 
 def test_withdrawing_what_was_never_declared_is_noted(tmp_path: Path) -> None:

@@ -154,3 +154,14 @@ def test_a_bad_predicate_is_shown_as_given_with_a_suggestion_that_keeps_its_lett
         check_predicate("ÖWNED")
     with pytest.raises(InvalidFactError, match=r"\(101 characters\)"):
         check_predicate("A" * 101)
+
+
+def test_the_errors_the_readme_names_are_importable_from_the_package() -> None:
+    import ctxneo
+    from ctxneo import errors
+
+    named = ["InvalidFactError", "JournalError", "ConfigError", "ScenarioError"]
+    named += ["LoadFileError", "StoreError", "StoreUnavailable", "WriteOutcomeUnknown"]
+    named += ["NamespaceInUse", "CtxneoError"]
+    for name in named:
+        assert getattr(ctxneo, name) is getattr(errors, name) and name in ctxneo.__all__

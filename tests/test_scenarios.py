@@ -124,6 +124,8 @@ def test_a_malformed_turn_is_named_by_file_scenario_turn_and_field(
     e = info.value
     assert (e.file, e.scenario, e.turn_id, e.field) == (str(path), "tiny", turn_id, field)
     assert str(path) in str(e) and "tiny" in str(e) and f"turn {turn_id}" in str(e)
+    if field == "turn_id" and turn_id == 1:  # (turn 2 written as 1, after turn 1)
+        assert "duplicate turn id 1" in str(e)
 
 
 @pytest.mark.parametrize(

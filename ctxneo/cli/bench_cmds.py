@@ -468,8 +468,8 @@ def _hops(value: str | None) -> list[int] | None:
     type=click.Choice(["networkx", "neo4j"]),
     default="networkx",
     show_default=True,
-    help="Store to load the KB into (neo4j: a fresh namespace, cleared first; "
-    "the table adds round trips per answer).",
+    help="Store to load the KB into (neo4j: the namespace given, which must hold nothing, "
+    "so that no memory is cleared by mistake; the table adds round trips per answer).",
 )
 @markdown_option
 @silent_option
@@ -490,7 +490,8 @@ def kgqa_cmd(
     **neo4j: Any,
 ) -> None:
     """Answer an external knowledge-graph benchmark (MetaQA) from a memory (embedded by
-    default; `--backend neo4j` loads it into the Neo4j namespace given, cleared first).
+    default; `--backend neo4j` loads it into the Neo4j namespace given, which must hold
+    nothing).
 
     Loads the knowledge base (every relation multi-valued, batched writes),
     asks each question with the brackets around its topic entity removed,

@@ -57,6 +57,15 @@ def _did_you_mean(memory: Memory, entity: str) -> str:
         return f" (stored as {', '.join(map(repr, names))})"
     if memory.store.facts_of([entity], history=True, limit=1):
         return ""  # (it is in memory: none of what was asked of it)
+    # An alias names an entity in questions; these commands take the entity's own name.
+    wanted = entity.casefold()
+    meant = sorted(
+        e
+        for e, phrases in memory.store.aliases().items()
+        if any(p.casefold() == wanted for p in phrases)
+    )
+    if meant:
+        return f" ({entity!r} is an alias of {', '.join(map(repr, meant))}: give that name)"
     similar = similar_names(memory.store, entity)
     return f" (no entity of that name; similar: {', '.join(map(repr, similar))})" if similar else ""
 
