@@ -326,7 +326,7 @@ def _files(tmp_path: Path) -> dict[str, Path]:
         (
             ["remember", "A", "P", "B", "--turn", str(2**63), "--store", "{dir}/m.jsonl"],
             2,
-            "turn_id",
+            "'--turn'",
         ),
     ],
 )
@@ -354,7 +354,7 @@ def test_a_turn_id_beyond_64_bits_on_neo4j_is_one_line(neo4j_server: Any) -> Non
     namespace = f"turn-{os.getpid()}"
     argv = ["remember", "A", "OWNED_BY", "B", "--turn", str(2**63), "--uri", neo4j_server.uri]
     result = runner.invoke(main, [*argv, "--namespace", namespace])
-    assert result.exit_code == 2 and "turn_id must be between" in result.output
+    assert result.exit_code == 2 and "Invalid value for '--turn'" in result.output
     from conftest import connect
 
     store = connect(neo4j_server, namespace)
