@@ -8,6 +8,7 @@ from typing import Any
 
 from ctxneo.bench.harness import ARCH_LABELS, EVIDENCE_BUDGETS, EVIDENCE_K, QueryRecord
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 TYPE_ORDER = (
@@ -54,10 +55,27 @@ class _PlainConsole(Console):
         super().print(*objects, **kwargs)
 
 
+class _WholeConsole(Console):
+    """A terminal console that never cuts a figure: a table wider than the terminal is
+    drawn at its own width (the terminal wraps its lines) rather than with its cells
+    cut to "32/…"."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        for thing in objects:
+            terminal = self.width
+            if isinstance(thing, Table):
+                unbounded = self.options.update(max_width=10_000)
+                self.width = max(terminal, Measurement.get(self, unbounded, thing).maximum)
+            try:
+                super().print(thing, **{**kwargs, "crop": False})
+            finally:
+                self.width = terminal
+
+
 def console() -> Console:
-    """A console for tables: the terminal's width with boxes, or a wide one without
-    them when piped to a file."""
-    wide = Console()
+    """A console for tables: the terminal's width with boxes (wider for a table that
+    needs it), or a wide one without them when piped to a file."""
+    wide = _WholeConsole()
     return wide if wide.is_terminal else _PlainConsole(width=240)
 
 

@@ -288,3 +288,41 @@ def test_reliability_bins_and_coverage_count_answerable_and_unanswerable_togethe
     assert (at[0.6]["answered"], at[0.6]["answerable_right"], at[0.6]["answerable"]) == (2, 1, 4)
     assert at[0.95]["coverage"] == pytest.approx(1 / 6, abs=1e-4)
     assert at[0.95]["false_answer_rate"] == 0
+
+
+def test_a_bench_table_wider_than_the_terminal_is_drawn_whole() -> None:
+    """A newcomer's 120-column terminal showed "32/…" and "264/30…": a figure is never
+    cut; the table is drawn at its own width and the terminal wraps its lines."""
+    import io
+
+    from ctxneo.bench import report
+    from rich.table import Table
+
+    out = io.StringIO()
+    terminal = report._WholeConsole(file=out, force_terminal=True, width=60, color_system=None)
+    table = Table()
+    for head in ("architecture", "backend", "accuracy", "false answers", "tokens/q", "p50 ms"):
+        table.add_column(head, no_wrap=True, justify="right")
+    table.add_row("context graph", "networkx", "207/305 68%", "4/305 1%", "44.3", "5.18")
+    terminal.print(table)
+    assert "207/305 68%" in out.getvalue() and "…" not in out.getvalue()
+    assert terminal.width == 60  # (the terminal's width again for what follows)
+
+
+def test_progress_reaches_a_stderr_that_is_no_terminal(tmp_path: Path) -> None:
+    """A run logged to a file (a CI job) gets a line at each tenth, where a drawn bar
+    showed nothing; stdout stays one JSON document, and --silent prints none."""
+    suite = (
+        Path(__file__).resolve().parents[1]
+        / "bench"
+        / "scenarios"
+        / "01_mobile_release_planning.json"
+    )
+    args = ["bench", "--arch", "graph", "--scenarios", str(suite), "--json"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    json.loads(result.stdout)
+    lines = [x for x in result.stderr.splitlines() if x.startswith("answering: ")]
+    assert lines and lines[-1].split()[1].split("/")[0] == lines[-1].split()[1].split("/")[1]
+    quiet = CliRunner().invoke(main, [*args, "--silent"])
+    assert quiet.exit_code == 0 and "answering" not in quiet.stderr

@@ -104,7 +104,42 @@ def memory_factories(backend: str, neo4j: dict[str, Any]) -> dict[str, harness.M
     return factories
 
 
-def progress_bar(silent: bool) -> Progress:
+class LineProgress:
+    """Progress for a stderr that is no terminal (a log, a CI job): a line at each tenth
+    of a task, where a drawn bar shows nothing at all. The calls are the bar's."""
+
+    def __init__(self) -> None:
+        self._tasks: list[list[Any]] = []  # [description, total, done, tenths shown]
+        self._started = time.monotonic()
+
+    def __enter__(self) -> LineProgress:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+    def add_task(self, description: str, total: float | None = None, **_: Any) -> int:
+        self._tasks.append([description, total or 0, 0, 0])
+        return len(self._tasks) - 1
+
+    def advance(self, task: int, advance: float = 1) -> None:
+        t = self._tasks[task]
+        t[2] += advance
+        tenths = int(10 * t[2] / t[1]) if t[1] else 0
+        if tenths > t[3]:
+            t[3] = tenths
+            took = time.monotonic() - self._started
+            click.echo(
+                f"{t[0]}: {t[2]:g}/{t[1]:g} ({min(tenths, 10) * 10}%), {took:.0f} s", err=True
+            )
+
+    def update(self, task: int, **_: Any) -> None:
+        return None
+
+
+def progress_bar(silent: bool) -> Progress | LineProgress:
+    if not silent and not sys.stderr.isatty():
+        return LineProgress()
     from rich.console import Console
     from rich.progress import (
         BarColumn,
