@@ -612,9 +612,7 @@ def _retracted(walker: Walker, matcher: Matcher) -> Fact | None:
     }
     for (node, hop), slot in walker.slots.items():
         anchor = named.get(node)
-        if walker.as_of is not None:
-            # (as of an earlier state: what was stated after it had not been said yet)
-            slot = [f for f in slot if f.valid_from <= walker.as_of]
+        # (as of an earlier state, the slots hold only what had been said by then)
         if anchor is None or not slot or not hop.forward or any(map(walker.current, slot)):
             continue
         if replaced(slot):

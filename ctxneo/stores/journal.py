@@ -769,13 +769,13 @@ class Journal:
             # (not ours to write, a symlink, or a FIFO no one reads)
             if e.errno not in (errno.EACCES, errno.EPERM, errno.ELOOP, errno.ENXIO):
                 raise
-            return create_beside(torn, os.O_WRONLY | os.O_APPEND)
-        try:
-            check_owner(side, torn, "the torn-line file")
-        except JournalError:
-            os.close(side)
-            return create_beside(torn, os.O_WRONLY | os.O_APPEND)
-        return side, torn
+        else:
+            try:
+                check_owner(side, torn, "the torn-line file")
+                return side, torn
+            except JournalError:
+                os.close(side)
+        return create_beside(torn, os.O_WRONLY | os.O_APPEND)
 
     def append(self, line: bytes) -> int:
         """Append one write (whole lines) and sync it as the policy says; return the

@@ -662,10 +662,16 @@ class Neo4jStore(Store):
                     ) from e
 
     def _tx(self, tx: Any, name: str, **params: Any) -> list[Any]:
-        rows = list(tx.run(cypher.load(name), {"ns": self.namespace, **params}))
-        if not rows and name == "lock_memory":
+        return list(tx.run(cypher.load(name), {"ns": self.namespace, **params}))
+
+    def _lock_memory(self, tx: Any) -> Any:
+        """Take the namespace's write lock (``lock_memory.cypher``); the memory node's
+        state. No row: a clear deleted the node while this write waited for the lock."""
+        rows = self._tx(tx, "lock_memory")
+        if not rows:
             raise _ClearedUnder(self.namespace)
-        return rows
+        (state,) = rows
+        return state
 
     def _run_alone(self, name: str, deadline: float, params: dict[str, Any]) -> list[Any]:
         """``name`` as a transaction of its own (auto-commit), marked with the write's
@@ -685,7 +691,7 @@ class Neo4jStore(Store):
 
     def _found(self, tx: Any, keys: Iterable[tuple[str, str]], write_id: str) -> list[Any]:
         """Under the namespace lock: the facts write ``write_id`` created or closed."""
-        self._tx(tx, "lock_memory")
+        self._lock_memory(tx)
         return self._tx(
             tx, "find_write", keys=[{"s": s, "p": p} for s, p in keys], write_id=write_id
         )
@@ -768,7 +774,7 @@ class Neo4jStore(Store):
 
         def work(tx: Any) -> Written:
             committed.clear()
-            (state,) = self._tx(tx, "lock_memory")
+            state = self._lock_memory(tx)
             seq, multi, predicates = state["seq"], set(state["multi"]), set(state["predicates"])
             names = state["names"] + 1  # the names counter, when this write creates a fact
             # A key of a predicate multi-valued before this write only needs its own
@@ -994,7 +1000,7 @@ class Neo4jStore(Store):
 
         def work(tx: Any) -> list[Fact]:
             committed.clear()
-            (state,) = self._tx(tx, "lock_memory")
+            state = self._lock_memory(tx)
             live = [
                 _fact(r)
                 for r in self._tx(
@@ -1042,7 +1048,7 @@ class Neo4jStore(Store):
         wanted = {check_predicate(p) for p in predicates}
 
         def work(tx: Any) -> None:  # idempotent: a retry after an unanswered commit is harmless
-            (state,) = self._tx(tx, "lock_memory")
+            state = self._lock_memory(tx)
             self._tx(
                 tx,
                 "set_memory",
@@ -1062,7 +1068,7 @@ class Neo4jStore(Store):
         unwanted = {check_predicate(p) for p in predicates}
 
         def work(tx: Any) -> None:  # idempotent, like declare_multi_valued
-            (state,) = self._tx(tx, "lock_memory")
+            state = self._lock_memory(tx)
             self._tx(
                 tx,
                 "set_memory",
@@ -1088,7 +1094,7 @@ class Neo4jStore(Store):
 
         def work(tx: Any) -> None:  # idempotent, like declare_multi_valued
             committed.clear()
-            (state,) = self._tx(tx, "lock_memory")  # like every write, under the lock
+            state = self._lock_memory(tx)  # like every write, under the lock
             self._tx(
                 tx,
                 "add_alias",
@@ -1168,7 +1174,7 @@ class Neo4jStore(Store):
         facts = [f.to_dict() for f in image.facts]
 
         def work(tx: Any) -> None:
-            (state,) = self._tx(tx, "lock_memory")
+            state = self._lock_memory(tx)
             (used,) = self._tx(tx, "namespace_used")
             if state["seq"] or used["used"]:
                 raise NamespaceInUse(
@@ -1199,7 +1205,7 @@ class Neo4jStore(Store):
             )
 
         def reconcile(tx: Any) -> bool | None:
-            (state,) = self._tx(tx, "lock_memory")
+            state = self._lock_memory(tx)
             return True if state["load_id"] == load_id else None
 
         limit = timeout if timeout is not None else self.timeout + len(facts) / 2_000
