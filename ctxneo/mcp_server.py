@@ -512,7 +512,12 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
         ] = None,
         max_tokens: Annotated[
             int,
-            Field(ge=16, le=100_000, description="A token budget for the context."),
+            Field(
+                ge=16,
+                le=100_000,
+                description="A token budget for the context (facts cut to fit it are "
+                "counted in its last line).",
+            ),
             Number,
         ] = DEFAULT_MAX_TOKENS,
         topic: Annotated[

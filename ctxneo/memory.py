@@ -320,7 +320,8 @@ class Memory:
                 :data:`ctxneo.answering.DEFAULT_MIN_CONFIDENCE`); below it the
                 answer is ``UNKNOWN`` and the reading is offered as ``candidate``.
             max_tokens: a budget for ``Answer.context`` (whole facts are dropped
-                from the lowest reading up to fit it).
+                from the lowest reading up to fit it, and a last line says how
+                many when it fits).
             topic: the entity the question is about, when the caller knows it
                 (it is then the only anchor).
 

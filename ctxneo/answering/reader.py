@@ -778,18 +778,32 @@ def compose_context(
 ) -> tuple[str, tuple[Fact, ...]]:
     """What an LLM is sent, and the facts in it: the question, then each reading's
     evidence facts, best reading first, then ``extra`` facts, each fact once; whole
-    facts are left out from the end to keep within ``max_tokens``."""
-    lines = [f"Q: {question}"]
-    sent: dict[int, Fact] = {}
+    facts are left out from the end to keep within ``max_tokens``, and a last line says
+    how many when it fits (an LLM told nothing would read a missing fact as one memory
+    does not hold)."""
+    first: dict[int, Fact] = {}
     for fact in [*(f for r in readings for f in r.evidence), *extra]:
-        if fact.seq in sent:
-            continue
-        line = fact.line()
-        if max_tokens is not None and estimate_tokens("\n".join([*lines, line])) > max_tokens:
+        first.setdefault(fact.seq, fact)
+    facts = list(first.values())
+    lines = [f"Q: {question}", *(f.line() for f in facts)]
+    if max_tokens is None or estimate_tokens("\n".join(lines)) <= max_tokens:
+        return "\n".join(lines), tuple(facts)
+    kept = 0
+    while kept < len(facts) and estimate_tokens("\n".join(lines[: kept + 2])) <= max_tokens:
+        kept += 1
+    # (the note in the budget too: a fact more makes way for it, never the question)
+    while kept >= 0:
+        text = "\n".join([*lines[: kept + 1], _left_out(len(facts) - kept)])
+        if estimate_tokens(text) <= max_tokens or kept == 0:
             break
-        sent[fact.seq] = fact
-        lines.append(line)
-    return "\n".join(lines), tuple(sent.values())
+        kept -= 1
+    if estimate_tokens(text) > max_tokens:
+        text = lines[0]  # (no room even for the note)
+    return text, tuple(facts[:kept])
+
+
+def _left_out(n: int) -> str:
+    return f"({n} more fact{'' if n == 1 else 's'} omitted for length)"
 
 
 #: The most a reading may be trusted when it answers another question than the one asked
