@@ -343,6 +343,42 @@ def test_partial_ids_and_look_alikes_never_cross(memory: Memory) -> None:
     assert best(memory, "is pump nineteen running?").answer.startswith("no: stopped")
 
 
+def test_whether_a_value_ever_held_is_answered_from_its_history(memory: Memory) -> None:
+    # "ever", "at some point": whether it held at any time, not whether it holds now.
+    for turn, value in ((3, "Oracle"), (8, "PostgreSQL"), (11, "CockroachDB")):
+        memory.remember("Project_Vela", "USES_DATABASE", value, speaker="a", turn_id=turn)
+    once = best(memory, "has project vela used PostgreSQL at some point?")
+    assert once.answer == "yes: PostgreSQL until turn 11; now CockroachDB"
+    assert once.values == ("PostgreSQL",) and once.form == "yes/no"
+    assert any(f.object == "PostgreSQL" for f in once.evidence)
+    assert best(memory, "did project vela ever use Oracle?").answer.startswith("yes: Oracle")
+    # Holding now is a plain yes; asked of now, a value it held once is still a no.
+    assert best(memory, "has project vela ever used CockroachDB?").answer == "yes"
+    assert best(memory, "does project vela use PostgreSQL?").answer.startswith("no: CockroachDB")
+
+
+def test_two_entities_of_the_same_words_are_never_told_apart_by_a_guess(memory: Memory) -> None:
+    # Two agents spelt one dock two ways, and said two managers: the question's words fit
+    # both names exactly, so no answer is the answer, and the reason names both.
+    memory.remember_many(
+        [
+            ("North Dock", "MANAGED_BY", "Alice Fenn"),
+            ("north_dock", "MANAGED_BY", "Bob Marsh"),
+            ("Pier 4", "MANAGED_BY", "Dan Okoro"),
+            ("pier_4", "MANAGED_BY", "Dan Okoro"),
+            ("South Dock", "MANAGED_BY", "Carol Hart"),
+        ]
+    )
+    split = memory.ask("who manages the north dock?")
+    assert not split.known
+    assert "North Dock" in split.reason and "north_dock" in split.reason
+    assert "Alice Fenn" in split.reason and "Bob Marsh" in split.reason
+    assert memory.ask("who manages the north dock?", min_confidence=0.0).confidence < 2 / 3
+    # Both spellings saying the same value: that value is the answer.
+    assert memory.ask("who manages pier 4?").values == ("Dan Okoro",)
+    assert memory.ask("who manages the south dock?").values == ("Carol Hart",)
+
+
 def test_the_one_number_of_an_identifier_names_it_however_short(memory: Memory) -> None:
     # "is 3 running?" names Press_3 as "15" names RC-15: a short number is an
     # identifier's mark, not a weak part; of two numbers (Release_4_2) neither alone is.
@@ -672,6 +708,9 @@ def test_the_asker_is_the_entity_their_handle_names(memory: Memory) -> None:
 
 
 def test_unknown_when_the_memory_does_not_hold_it_with_the_reason(memory: Memory) -> None:
+    # A memory with nothing in it (a misspelt journal or namespace opens one) says so.
+    empty = memory.ask("What is the capital of Peru?")
+    assert empty.reason == "the memory is empty: nothing has been remembered in it"
     memory.remember("Service_Payments", "OWNED_BY", "Payments_Team")
     memory.remember("Service_Search", "OWNED_BY", "Search_Team")
     memory.retract("Service_Payments", "OWNED_BY")
@@ -762,7 +801,7 @@ def test_top_k_readings_and_a_context_within_the_budget(memory: Memory) -> None:
         assert [f.line() for f in cut.context_facts] == three.context.splitlines()[1:][
             : len(cut.context_facts)
         ]
-        note = f"({left} more fact{'' if left == 1 else 's'} omitted for length)"
+        note = f"({left} more fact{'' if left == 1 else 's'} cut)"
         assert (
             cut.context.splitlines()[-1] == note or cut.context == "Q: Who worked on Paper Kites?"
         )

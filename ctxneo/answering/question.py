@@ -394,6 +394,15 @@ def reports_speech(q: Question) -> bool:
     return q.history is None and bool(_REPORTED.search(" ".join(t.word for t in q.words)))
 
 
+#: "was it ever REST?", "has it used PostgreSQL at some point?": whether a value held at
+#: any time, which its history answers, not whether it holds now.
+_EVER = re.compile(r"\b(ever|at (some|any|one) (point|time|stage))\b")
+
+
+def asks_ever(q: Question) -> bool:
+    return bool(_EVER.search(" ".join(t.word for t in q.words)))
+
+
 _PRONOUNS = {"it", "its", "them", "they", "their", "he", "she", "him", "her", "his"}
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from operator import attrgetter
 
 import numpy as np
@@ -45,6 +46,7 @@ from ctxneo.answering.match import STATE_WORDS, Matcher
 from ctxneo.answering.question import (
     Question,
     asks_both,
+    asks_ever,
     counts_events,
     ended_words,
     lookup_keys,
@@ -68,7 +70,7 @@ from ctxneo.answering.readings import (
 from ctxneo.meaning import Meaning, WordVectors
 from ctxneo.model import UNKNOWN, Answer, Fact, Reading, Trace, render_values
 from ctxneo.stores.base import Store, VocabularyMoved
-from ctxneo.text import name_stems, said_stems, stems_of, tokens
+from ctxneo.text import name_stems, said_stems, split_words, stems_of, tokens
 from ctxneo.tokens import estimate_tokens
 
 #: What a false answer costs against an UNKNOWN: an agent acts on what memory says, so a
@@ -327,7 +329,7 @@ class Reader:
         first says nothing of whether the answer is right, so neither alone decides.)"""
         c = r.ranked[i]
         sure = self._sure(r, c)
-        if _not_what_is_asked(r, c) is not None:
+        if _not_what_is_asked(r, c) is not None or _same_words(r, c) is not None:
             return min(sure, MISREAD_CAP)
         return sure
 
@@ -370,6 +372,34 @@ class Reader:
         values = (middle, end)
         return Reading(render_values(values), values, c.evidence, self.confidence(r, i), c.name)
 
+    def _held_once(self, r: Read, i: int) -> Reading | None:
+        """For a question whether a value ever held ("was Atlas ever REST?"), a "no" of the
+        ``i``-th reading, which says it does not hold now, where the slot's history holds
+        it: yes, until when, and what holds now; as sure as the reading (the history
+        decides the verdict, the reading which slot and value). ``None`` otherwise."""
+        c = r.ranked[i]
+        if c.form != "yesno" or c.variant != "no" or c.claim is None:
+            return None
+        claimed = c.claim.entity
+        held = sorted(
+            (f for f in c.slot if claimed in (f.subject, f.object) and f.valid_to is not None),
+            key=lambda f: f.seq,
+        )
+        if not held:
+            return None
+        last = held[-1]
+        closing = next((f for f in c.slot if f.seq == last.valid_to), None)
+        until = (
+            f"until turn {closing.turn_id}"
+            if closing is not None and closing.turn_id is not None
+            else f"until #{last.valid_to}"
+        )
+        now = f"; now {render_values(c.values)}" if c.values else "; nothing holds now"
+        evidence = tuple(dict.fromkeys([*held[-1:], *c.evidence]))
+        return Reading(
+            f"yes: {claimed} {until}{now}", (claimed,), evidence, self.confidence(r, i), c.name
+        )
+
     # -- answering -------------------------------------------------------------
 
     def ask(
@@ -391,6 +421,8 @@ class Reader:
             shown[0] = trimmed
         elif shown and asks_both(r.q) and (both := self._with_middle(r, best[0])) is not None:
             shown[0] = both
+        elif shown and asks_ever(r.q) and (ever := self._held_once(r, best[0])) is not None:
+            shown[0] = ever
         top = shown[0] if shown else None
         unsure = top is None or top.confidence < threshold
         around = self._around(r, as_of, shown, unsure=unsure) if k > 1 else ()
@@ -532,6 +564,8 @@ class Reader:
         """The true reason in one line."""
         if r.ranked and (why := _not_what_is_asked(r, r.ranked[0])) is not None:
             return why
+        if r.ranked and (why := _same_words(r, r.ranked[0])) is not None:
+            return why
         strong = [a for a in r.anchors if a.p >= 0.5]
         best = r.ranked[0] if r.ranked else None
         last = (
@@ -565,6 +599,10 @@ class Reader:
         if turned:
             return turned
         if not r.anchors:
+            if not self.store.predicates():
+                # (a journal or namespace misspelt opens a new, empty memory: say so, not
+                # that this question's entity is missing)
+                return "the memory is empty: nothing has been remembered in it"
             return "no entity of the question is in memory"
         if not strong:
             return cause
@@ -803,7 +841,7 @@ def compose_context(
 
 
 def _left_out(n: int) -> str:
-    return f"({n} more fact{'' if n == 1 else 's'} omitted for length)"
+    return f"({n} more fact{'' if n == 1 else 's'} cut)"
 
 
 #: The most a reading may be trusted when it answers another question than the one asked
@@ -854,6 +892,38 @@ def _set_aside(r: Read, c: Candidate) -> str | None:
     if c.shape.anchor.entity in names:
         return c.shape.anchor.entity
     return next((v for v in c.values if v in names), None)
+
+
+def _same_words(r: Read, c: Candidate) -> str | None:
+    """Why ``c``'s answer cannot be told from another: an entity whose name is the same
+    words as its anchor's ("North Dock" and "north_dock": one place spelt two ways by two
+    agents, or two things) is read the same way, to another answer. No word of the
+    question can say which of them it means, so neither answer is given as the answer;
+    ``None`` when no such reading is ranked."""
+    mine = c.shape.anchor.entity
+    words = _name_words(mine)
+    # (the anchors first: few, where the readings may be hundreds)
+    alike = {a.entity for a in r.anchors if a.entity != mine and _name_words(a.entity) == words}
+    if not alike:
+        return None
+    for o in r.ranked:
+        other = o.shape.anchor.entity
+        if (
+            other in alike
+            and o.shape.hops == c.shape.hops
+            and o.form == c.form
+            and o.answer != c.answer
+        ):
+            return (
+                f"{mine} and {other} are the same words, and read the same way they answer "
+                f"differently: {c.answer} and {o.answer}"
+            )
+    return None
+
+
+@lru_cache(maxsize=10_000)
+def _name_words(name: str) -> tuple[str, ...]:
+    return tuple(split_words(name))
 
 
 def _not_what_is_asked(r: Read, c: Candidate) -> str | None:
