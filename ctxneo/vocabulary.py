@@ -72,6 +72,14 @@ def resemblances(store: Store, facts: Sequence[NewFact]) -> list[str]:
     existing = [h.name for h in known.hits]
     notes: list[str] = []
     meaning: Meaning | None = None
+    for predicate in dict.fromkeys(f.predicate for f in facts if f.multi):
+        if predicate in known.predicates and predicate not in known.multi:
+            # (one agent's multi=True changes the predicate for every subject, its facts
+            # written by others until now included: say so to the writer)
+            notes.append(
+                f"predicate {predicate} becomes multi-valued for every subject: a new value "
+                "no longer closes the one before (withdrawing the declaration undoes it)"
+            )
     for predicate in dict.fromkeys(f.predicate for f in facts):
         if predicate in known.predicates:
             continue

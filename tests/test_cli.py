@@ -224,6 +224,15 @@ def test_a_value_or_question_that_starts_with_a_dash_and_a_number_is_not_an_opti
     assert typo.exit_code == 2 and "No such option '--speker'" in typo.output
 
 
+def test_another_tools_word_for_a_command_names_ours() -> None:
+    # Click's guess goes by spelling: "import" was offered "export", the opposite.
+    for word, ours in (("import", "load"), ("query", "ask"), ("forget", "retract")):
+        assert one_error_line(run(word, "x", code=2)).startswith(
+            f"Error: No such command '{word}'. Did you mean '{ours}'?"
+        )
+    assert "Did you mean 'export'?" in one_error_line(run("exprt", code=2))
+
+
 def test_an_unknown_answer_says_why_on_its_line(tmp_path: Path) -> None:
     store = str(tmp_path / "m.jsonl")
     run("remember", "Service_Payments", "OWNED_BY", "Payments_Team", "--store", store)

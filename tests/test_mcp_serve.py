@@ -630,3 +630,26 @@ def test_a_token_file_that_is_a_fifo_is_refused_without_waiting(tmp_path: Path) 
     worker.join(30)
     assert outcome, "reading a FIFO token file hung"
     assert isinstance(outcome[0], ConfigError) and "not a regular file" in str(outcome[0])
+
+
+def test_serving_an_empty_memory_says_so_where_it_starts(tmp_path: Path) -> None:
+    """A misspelt --store serves a new, empty journal: the start-up line says it is empty
+    (every answer would otherwise read as the memory not knowing); a memory with facts
+    is served without that note."""
+    lines = [json.dumps(INITIALIZE), json.dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"})]
+    full = tmp_path / "memory.jsonl"
+    assert (
+        CliRunner().invoke(cli, ["remember", "A", "OWNED_BY", "B", "--store", str(full)]).exit_code
+        == 0
+    )
+    for journal, empty in ((tmp_path / "memroy.jsonl", True), (full, False)):
+        process = subprocess.run(
+            serve("--store", str(journal)),
+            input="".join(line + "\n" for line in lines),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert process.returncode == 0, process.stderr
+        started = f"ctxneo: serving journal {journal} (empty: nothing remembered in it yet) over"
+        assert (started in process.stderr) is empty, process.stderr

@@ -6,6 +6,7 @@ import pytest
 
 from ctxneo import Memory
 from ctxneo.errors import InvalidFactError
+from ctxneo.model import NewFact
 
 
 def test_clear_deletes_everything_the_memory_holds(memory: Memory) -> None:
@@ -145,6 +146,23 @@ def test_a_new_predicate_that_cuts_a_known_one_short_is_noted(memory: Memory) ->
     ]
     assert memory.resemblances([("Freezer_2", "TEMPERED_BY", "Ada")]) == []
     assert memory.resemblances([("Freezer_2", "TEMP_2", "x")]) == []  # numbers tell apart
+
+
+def test_a_fact_that_makes_a_predicate_multi_valued_for_everyone_is_noted(
+    memory: Memory,
+) -> None:
+    # One agent's multi=True turns ASSIGNED_TO multi-valued for every subject: another
+    # agent's next value for its order then closes nothing. The writer is told so.
+    memory.remember("Order_1042", "ASSIGNED_TO", "Dock_3")
+    many = NewFact("Picker_Sam", "ASSIGNED_TO", "Task_Restock", multi=True)
+    assert memory.resemblances([many]) == [
+        "predicate ASSIGNED_TO becomes multi-valued for every subject: a new value no "
+        "longer closes the one before (withdrawing the declaration undoes it)"
+    ]
+    memory.remember_many([many])
+    assert memory.resemblances([NewFact("Picker_Sam", "ASSIGNED_TO", "Task_B", multi=True)]) == []
+    # A new predicate written multi-valued changes no one's facts: no note.
+    assert memory.resemblances([NewFact("Picker_Sam", "SHIFT", "late", multi=True)]) == []
 
 
 def test_a_bad_predicate_is_shown_as_given_with_a_suggestion_that_keeps_its_letters() -> None:

@@ -14,6 +14,7 @@ import click
 from ctxneo.cli.group import CtxneoGroup
 from ctxneo.cli.lazy import lazy_module
 from ctxneo.cli.options import (
+    Integer,
     check_plot,
     connection_options,
     emit_json,
@@ -486,9 +487,7 @@ def _hops(value: str | None) -> list[int] | None:
     "or MetaQA's question<TAB>answer|answer lines.",
 )
 @click.option("--hops", default=None, help="Hop counts to ask, comma-separated (default: all).")
-@click.option(
-    "--limit", type=click.IntRange(min=1), default=None, help="Ask at most N questions per hop."
-)
+@click.option("--limit", type=Integer(min=1), default=None, help="Ask at most N questions per hop.")
 @click.option(
     "--topic-given",
     is_flag=True,
@@ -661,7 +660,7 @@ def _kgqa_report(
     "--writers",
     default=4,
     show_default=True,
-    type=click.IntRange(2, 64),
+    type=Integer(2, 64),
     help="Writers at once: processes on the journal, threads (each its own driver) on Neo4j.",
 )
 @click.option(
@@ -675,7 +674,7 @@ def _kgqa_report(
     "--updates",
     default=12_000,
     show_default=True,
-    type=click.IntRange(10, 10_000_000),
+    type=Integer(10, 10_000_000),
     help="How many times the one hot key is written in the history measurement.",
 )
 @markdown_option

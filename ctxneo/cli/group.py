@@ -38,6 +38,16 @@ _ENVIRONMENT = (
 )
 
 
+#: Commands of other tools' words, said by their name here ("import" is ``load``).
+_OTHER_WORDS = {
+    "import": "load",
+    "query": "ask",
+    "add": "remember",
+    "forget": "retract",
+    "delete": "retract",
+}
+
+
 def _not_utf8(value: str) -> bool:
     try:
         value.encode("utf-8")
@@ -73,6 +83,16 @@ class CtxneoGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         self._load(until=cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name in _OTHER_WORDS and super().get_command(ctx, name) is None:
+            # (click's guess goes by spelling: "import" got "export", the opposite)
+            meant = _OTHER_WORDS[name]
+            raise click.UsageError(f"No such command {name!r}. Did you mean {meant!r}?", ctx)
+        return super().resolve_command(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self._load()

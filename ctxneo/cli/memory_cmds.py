@@ -9,6 +9,7 @@ import click
 from ctxneo.cli.options import (
     EXIT_USAGE,
     CommandError,
+    Integer,
     TakesValues,
     describe,
     emit_json,
@@ -98,7 +99,7 @@ def _print_answer(answer: Answer, top_k: int) -> None:
 @click.option(
     "--turn",
     "turn_id",
-    type=click.IntRange(MIN_INT, MAX_INT),
+    type=Integer(MIN_INT, MAX_INT),
     help="The conversation turn it was stated at.",
 )
 @click.option("--fact-id", help="Your own id for the fact.")
@@ -173,12 +174,12 @@ def remember(
 @click.option("--speaker", help="Who asks (resolves 'I' and 'my').")
 @click.option(
     "--as-of",
-    type=click.IntRange(0, MAX_INT),
+    type=Integer(0, MAX_INT),
     help="Answer as the memory stood at this sequence number.",
 )
 @click.option(
     "--top-k",
-    type=click.IntRange(min=1),
+    type=Integer(min=1),
     default=1,
     show_default=True,
     help="Show this many readings of the question, best first.",
@@ -189,7 +190,7 @@ def remember(
 )
 @click.option(
     "--max-tokens",
-    type=click.IntRange(min=1),
+    type=Integer(min=1),
     help="A token budget for the context an LLM would be sent.",
 )
 @store_options
@@ -250,7 +251,7 @@ def history(subject: str, predicate: str | None, as_json: bool, **store: Any) ->
 @click.argument("entity")
 @click.option(
     "--as-of",
-    type=click.IntRange(0, MAX_INT),
+    type=Integer(0, MAX_INT),
     help="The facts that held at this sequence number.",
 )
 @click.option("--all", "include_closed", is_flag=True, help="Include closed (superseded) facts.")
@@ -369,7 +370,7 @@ def declare_multi(predicates: tuple[str, ...], withdraw: bool, as_json: bool, **
 @click.argument("words", required=False)
 @click.option(
     "--limit",
-    type=click.IntRange(1, 1000),
+    type=Integer(1, 1000),
     default=20,
     show_default=True,
     help="At most this many predicates and entity names.",

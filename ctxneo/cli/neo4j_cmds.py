@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ctxneo.cli.group import CtxneoGroup
-from ctxneo.cli.options import emit_json, friendly_errors, json_option
+from ctxneo.cli.options import Integer, emit_json, friendly_errors, json_option
 from ctxneo.neo4j_local.server import NEO4J_VERSION, LocalNeo4j, ServerInfo, default_data_dir
 
 data_option = click.option(
@@ -61,7 +61,7 @@ def _data_argument(info: ServerInfo) -> str:
 @data_option
 @click.option(
     "--port",
-    type=click.IntRange(1, 65535),
+    type=Integer(1, 65535),
     help="Bolt port; it becomes the data directory's port for later starts. "
     "[default: the data directory's port, a free one chosen on its first start]",
 )
@@ -69,7 +69,7 @@ def _data_argument(info: ServerInfo) -> str:
 @click.option(
     "--page-cache",
     "page_cache_mb",
-    type=click.IntRange(min=8),
+    type=Integer(min=8),
     default=128,
     show_default=True,
     help="Page cache in MB.",

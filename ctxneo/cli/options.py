@@ -191,6 +191,13 @@ def neo4j_options(f: F) -> F:
     return connection_options(f)
 
 
+class Integer(click.IntRange):
+    """An integer option, in a range: "'soon' is not a valid integer", where click's own
+    type says "not a valid integer range" of a value that is no integer at all."""
+
+    name = "integer"
+
+
 class JournalPath(click.Path):
     """A journal file's path; a URI given in its place is refused as it was written
     (``Path`` would print ``bolt://h`` as ``bolt:/h``), with the option that takes it."""

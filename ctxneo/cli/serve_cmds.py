@@ -155,15 +155,18 @@ def serve(
         _check_port_free(host, port)
 
     handle = MemoryHandle(opener, name)
+    empty = ""
     try:
-        handle.get()
+        # (a misspelt path or namespace serves a new, empty memory: say so where it starts)
+        if handle.get().stats()["facts"] == 0:
+            empty = " (empty: nothing remembered in it yet)"
     except CtxneoError as e:
         # Served anyway: each call answers with this error until the memory opens.
         click.echo(f"Warning: {e}; serving anyway, each call tries again", err=True)
     server = build_server(handle, log_level=log_level.upper())
     if not silent:
         where = f"streamable HTTP at http://{host}:{port}/mcp" if use_http else "stdio"
-        click.echo(f"ctxneo: serving {name} over {where}", err=True)
+        click.echo(f"ctxneo: serving {name}{empty} over {where}", err=True)
     try:
         if use_http:
             _serve_http(server, host, port, allow_hosts, token, log_level)
