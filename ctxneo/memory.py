@@ -321,7 +321,7 @@ class Memory:
                 answer is ``UNKNOWN`` and the reading is offered as ``candidate``.
             max_tokens: a budget for ``Answer.context`` (whole facts are dropped
                 from the lowest reading up to fit it, and a last line says how
-                many when it fits).
+                many when it fits after them).
             topic: the entity the question is about, when the caller knows it
                 (it is then the only anchor).
 

@@ -817,8 +817,8 @@ def compose_context(
     """What an LLM is sent, and the facts in it: the question, then each reading's
     evidence facts, best reading first, then ``extra`` facts, each fact once; whole
     facts are left out from the end to keep within ``max_tokens``, and a last line says
-    how many when it fits (an LLM told nothing would read a missing fact as one memory
-    does not hold)."""
+    how many when it fits after the facts kept (an LLM told nothing would read a fact
+    left out as one memory does not hold; a fact is worth more to it than that line)."""
     first: dict[int, Fact] = {}
     for fact in [*(f for r in readings for f in r.evidence), *extra]:
         first.setdefault(fact.seq, fact)
@@ -829,15 +829,9 @@ def compose_context(
     kept = 0
     while kept < len(facts) and estimate_tokens("\n".join(lines[: kept + 2])) <= max_tokens:
         kept += 1
-    # (the note in the budget too: a fact more makes way for it, never the question)
-    while kept >= 0:
-        text = "\n".join([*lines[: kept + 1], _left_out(len(facts) - kept)])
-        if estimate_tokens(text) <= max_tokens or kept == 0:
-            break
-        kept -= 1
-    if estimate_tokens(text) > max_tokens:
-        text = lines[0]  # (no room even for the note)
-    return text, tuple(facts[:kept])
+    text = "\n".join(lines[: kept + 1])
+    noted = f"{text}\n{_left_out(len(facts) - kept)}"
+    return (noted if estimate_tokens(noted) <= max_tokens else text), tuple(facts[:kept])
 
 
 def _left_out(n: int) -> str:
