@@ -88,7 +88,7 @@ class CtxneoGroup(click.Group):
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
-        if name in _OTHER_WORDS and super().get_command(ctx, name) is None:
+        if name in _OTHER_WORDS and self.get_command(ctx, name) is None:
             # (click's guess goes by spelling: "import" got "export", the opposite)
             meant = _OTHER_WORDS[name]
             raise click.UsageError(f"No such command {name!r}. Did you mean {meant!r}?", ctx)
