@@ -900,14 +900,14 @@ def _same_words(r: Read, c: Candidate) -> str | None:
     alike = {a.entity for a in r.anchors if a.entity != mine and _name_words(a.entity) == words}
     if not alike:
         return None
-    for o in r.ranked:
+    seen: set[str] = set()
+    for o in r.ranked:  # (best first: each other entity's best reading of that shape)
         other = o.shape.anchor.entity
-        if (
-            other in alike
-            and o.shape.hops == c.shape.hops
-            and o.form == c.form
-            and o.answer != c.answer
-        ):
+        if other not in alike or other in seen or o.shape.hops != c.shape.hops or o.form != c.form:
+            continue
+        seen.add(other)
+        # (by values: "no: Bob since turn 3" and "since turn 7" agree)
+        if set(o.values) != set(c.values) or o.variant != c.variant:
             return (
                 f"{mine} and {other} are the same words, and read the same way they answer "
                 f"differently: {c.answer} and {o.answer}"
