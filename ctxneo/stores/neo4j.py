@@ -1475,7 +1475,10 @@ class Neo4jStore(Store):
 
     def predicate_uses(self, limit: int) -> list[PredicateUse]:
         (row,) = self._read("predicate_counts")
-        counts = {p: 0 for p in row["predicates"]} | {c["p"]: c["n"] for c in row["counts"]}
+        # (a fact a clear deleted while this read ran comes back with no type: left out)
+        counts = {p: 0 for p in row["predicates"]} | {
+            c["p"]: c["n"] for c in row["counts"] if c["p"] is not None
+        }
         top = most_used((PredicateUse(p, n, None) for p, n in counts.items()), limit)
         shown = [u.predicate for u in top if u.current]
         examples: dict[str, Fact] = {}
@@ -1484,7 +1487,8 @@ class Neo4jStore(Store):
             statement = "\nUNION ALL\n".join(
                 cypher.with_type("predicate_example", p) for p in shown
             )
-            examples = {r["p"]: _fact(r) for r in self._read_text("predicate_example", statement)}
+            rows = self._read_text("predicate_example", statement)
+            examples = {f.predicate: f for f in _live(rows)}
         return [PredicateUse(u.predicate, u.current, examples.get(u.predicate)) for u in top]
 
     def facts_of(
