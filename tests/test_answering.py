@@ -357,6 +357,29 @@ def test_whether_a_value_ever_held_is_answered_from_its_history(memory: Memory) 
     assert best(memory, "does project vela use PostgreSQL?").answer.startswith("no: CockroachDB")
 
 
+def test_a_value_asked_of_the_agent_who_stated_it_is_that_agents(memory: Memory) -> None:
+    # "what did the planner pick?": the value the planner stated, though the builder's
+    # replaced it since; the answer says both. Without the speaker's word: the value now.
+    memory.remember(
+        "Project_Vela", "USES_DATABASE", "PostgreSQL", speaker="Agent_Planner", turn_id=4
+    )
+    memory.remember(
+        "Project_Vela", "USES_DATABASE", "CockroachDB", speaker="Agent_Builder", turn_id=9
+    )
+    picked = best(memory, "what database did the planner pick for project vela?")
+    assert picked.values == ("PostgreSQL",)
+    assert picked.answer == "PostgreSQL (said by Agent_Planner at turn 4; now CockroachDB)"
+    assert {f.object for f in picked.evidence} == {"PostgreSQL", "CockroachDB"}
+    assert best(memory, "what database did the builder pick for project vela?").values == (
+        "CockroachDB",
+    )
+    assert best(memory, "what database does project vela use?").values == ("CockroachDB",)
+    # A speaker's word with no verb of choosing or saying is no question of what it said.
+    assert best(memory, "planner here: what database does project vela use?").values == (
+        "CockroachDB",
+    )
+
+
 def test_two_entities_of_the_same_words_are_never_told_apart_by_a_guess(memory: Memory) -> None:
     # Two agents spelt one dock two ways, and said two managers: the question's words fit
     # both names exactly, so no answer is the answer, and the reason names both.

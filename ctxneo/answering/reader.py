@@ -21,8 +21,8 @@ evidence, text), so answers do not depend on hash seeds or store order.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import attrgetter
 
@@ -58,6 +58,7 @@ from ctxneo.answering.readings import (
     FIRST_HOP_LIMIT,
     LATER_HOP_LIMIT,
     Candidate,
+    Hop,
     Reads,
     Walker,
     described_ahead,
@@ -161,6 +162,9 @@ class Read:
     #: The first fact of the best reading dropped for walking the question's verb the
     #: other way (:func:`_against_the_verb`): why a question may find nothing that answers.
     turned: Fact | None = None
+    #: The walk's slots (an entity and a hop: its facts, closed ones too), the anchors'
+    #: among them: what a slot's history is read from without another read.
+    slots: Mapping[tuple[str, Hop], list[Fact]] = field(default_factory=dict)
 
 
 class Reader:
@@ -312,7 +316,16 @@ class Reader:
                 c.features = r
                 c.score = float(s)
         ranked = sorted(found, key=_order)
-        return Read(q, anchors, ranked, forms, len(hits), walker.store, _retracted(walker, matcher))
+        return Read(
+            q,
+            anchors,
+            ranked,
+            forms,
+            len(hits),
+            walker.store,
+            _retracted(walker, matcher),
+            slots=walker.slots,
+        )
 
     def _forms_asked(self, forms: dict[str, float]) -> frozenset[str]:
         """The forms worth offering: those the form model gives a chance (all, without one)."""
@@ -400,6 +413,44 @@ class Reader:
             f"yes: {claimed} {until}{now}", (claimed,), evidence, self.confidence(r, i), c.name
         )
 
+    def _said_by(self, r: Read, i: int) -> Reading | None:
+        """For a question that names who stated a value ("what database did the planner
+        pick for Atlas?", of ``Agent_Planner``), the value that speaker stated last in
+        the ``i``-th reading's slot, where another speaker's value has replaced it since:
+        what the question asks is that speaker's value, not the one now (which the answer
+        says too); as sure as the reading. ``None`` otherwise: a one-fact value reading
+        only, and a speaker's word said outside the name of the entity asked about."""
+        c = r.ranked[i]
+        if c.form != "value" or len(c.shape.hops) != 1 or len(c.values) != 1:
+            return None
+        hop = c.shape.hops[0]
+        node = c.shape.anchor.entity
+        words = {t.stem for t in r.q.words if not t.stop and t.pos not in c.shape.anchor.positions}
+        # (a speaker is asked for by a verb of choosing or saying: "Agent_Fencing" is not
+        # named by "with the fence sorted, what is still open?")
+        if words.isdisjoint(_DECIDED):
+            return None
+        # (the anchor's slot as the walk kept it, history included: no read of its own)
+        slot = sorted(r.slots.get((node, hop), ()), key=lambda f: f.seq)
+        now = [f for f in slot if f.valid_to is None]
+        if len(now) != 1 or not now[-1].speaker:
+            return None
+        for f in reversed(slot):
+            if f.valid_to is None or not f.speaker or f.speaker == now[-1].speaker:
+                continue
+            said = [st for st in name_stems(f.speaker) if st not in _SPEAKER_KINDS]
+            if said and set(said) <= words and not set(name_stems(now[-1].speaker)) <= words:
+                value = hop.end(f)
+                turn = f" at turn {f.turn_id}" if f.turn_id is not None else ""
+                return Reading(
+                    f"{value} (said by {f.speaker}{turn}; now {c.values[0]})",
+                    (value,),
+                    (f, now[-1]),
+                    self.confidence(r, i),
+                    c.name,
+                )
+        return None
+
     # -- answering -------------------------------------------------------------
 
     def ask(
@@ -423,6 +474,8 @@ class Reader:
             shown[0] = both
         elif shown and asks_ever(r.q) and (ever := self._held_once(r, best[0])) is not None:
             shown[0] = ever
+        elif shown and as_of is None and (said := self._said_by(r, best[0])) is not None:
+            shown[0] = said
         top = shown[0] if shown else None
         unsure = top is None or top.confidence < threshold
         around = self._around(r, as_of, shown, unsure=unsure) if k > 1 else ()
@@ -836,6 +889,20 @@ def compose_context(
 
 def _left_out(n: int) -> str:
     return f"({n} more fact{'' if n == 1 else 's'} cut)"
+
+
+#: Words of a speaker's name that say what it is, not which one ("Agent_Planner"): a
+#: question that says them names no speaker by them.
+_SPEAKER_KINDS = frozenset(name_stems("agent agents bot bots assistant ai llm user"))
+#: Verbs that ask for what someone chose or said: with a speaker's word beside them, the
+#: value that speaker stated.
+_DECIDED = frozenset(
+    name_stems(
+        "pick picked choose chose chosen decide decided say said propose proposed suggest "
+        "suggested recommend recommended select selected prefer preferred want wanted opt "
+        "opted settle settled"
+    )
+)
 
 
 #: The most a reading may be trusted when it answers another question than the one asked
