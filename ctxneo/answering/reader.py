@@ -61,6 +61,7 @@ from ctxneo.answering.readings import (
     Hop,
     Reads,
     Walker,
+    closing_of,
     described_ahead,
     intersections,
     nones,
@@ -401,7 +402,7 @@ class Reader:
         if not held:
             return None
         last = held[-1]
-        closing = next((f for f in c.slot if f.seq == last.valid_to), None)
+        closing = closing_of(last, c.slot)
         until = (
             f"until turn {closing.turn_id}"
             if closing is not None and closing.turn_id is not None
@@ -652,7 +653,8 @@ class Reader:
         if turned:
             return turned
         if not r.anchors:
-            if not self.store.predicates():
+            known = self.store.known_predicates()  # (on Neo4j: this question's read)
+            if not (known if known is not None else self.store.predicates()):
                 # (a journal or namespace misspelt opens a new, empty memory: say so, not
                 # that this question's entity is missing)
                 return "the memory is empty: nothing has been remembered in it"

@@ -973,7 +973,7 @@ def _verdict(
         )
     shown, answer = _no(hop, now)
     stale = [f for f in slot if hop.end(f) == claim.entity]
-    if stale and (closed := _closing(stale[-1], slot)) is not None and closed.turn_id is not None:
+    if stale and (closed := closing_of(stale[-1], slot)) is not None and closed.turn_id is not None:
         answer += f"; {claim.entity} until turn {closed.turn_id}"
     return Candidate(
         "yesno",
@@ -1061,7 +1061,7 @@ def _no(hop: Hop, now: list[Fact]) -> tuple[tuple[str, ...], str]:
     return shown, f"no: {render_values(shown)}{since}"
 
 
-def _closing(fact: Fact, slot: list[Fact]) -> Fact | None:
+def closing_of(fact: Fact, slot: Sequence[Fact]) -> Fact | None:
     """The fact of the slot that closed ``fact``, when a newer value did."""
     return next((f for f in slot if f.seq == fact.valid_to), None)
 
