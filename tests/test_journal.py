@@ -115,6 +115,33 @@ def test_clear_is_seen_by_every_process_sharing_the_journal(tmp_path: Path) -> N
         assert [f.object for f in again.store.all_facts()] == ["C"]
 
 
+CLEARER = """
+import sys
+from pathlib import Path
+from ctxneo.memory import Memory
+stop = Path(sys.argv[2])
+with Memory.open(sys.argv[1]) as m:
+    while not stop.exists():
+        m.clear()
+"""
+
+
+def test_a_writer_beside_a_process_clearing_in_a_loop_never_breaks(tmp_path: Path) -> None:
+    # Each clear renames a new file over the journal. A writer that let go of the file
+    # it had read before opening the new one could meet that file's inode again, given
+    # to a later clear's file, take it for the file read, and fail from then on.
+    path, stop = tmp_path / "m.jsonl", tmp_path / "stop"
+    Memory.open(path).close()
+    clearer = subprocess.Popen([sys.executable, "-c", CLEARER, str(path), str(stop)])
+    try:
+        with Memory.open(path) as m:
+            for i in range(3000):
+                m.remember(f"S{i}", "OWNED_BY", f"T{i}")  # (none may raise)
+    finally:
+        stop.touch()
+        assert clearer.wait(timeout=120) == 0
+
+
 def test_a_closed_memory_refuses_writes_instead_of_losing_them(tmp_path: Path) -> None:
     from ctxneo.errors import StoreError
 

@@ -26,7 +26,7 @@ import pytest
 from ctxneo import Memory
 from ctxneo.errors import JournalError, StoreError
 from ctxneo.model import MAX_SEQ, NewFact
-from ctxneo.stores.journal import HEADER, TornJournalWarning
+from ctxneo.stores.journal import HEADER, SharedDirectoryWarning, TornJournalWarning
 from ctxneo.stores.networkx import NetworkXStore
 
 NOBODY = 65534
@@ -352,3 +352,25 @@ def test_the_torn_line_file_of_a_shared_journal_is_the_group_s_as_the_journal_is
     torn = tmp_path / "memory.jsonl.torn"
     assert stat.S_IMODE(torn.stat().st_mode) == 0o660
     assert torn.stat().st_gid == path.stat().st_gid
+
+
+def test_a_journal_in_a_directory_others_may_rename_in_is_warned_of(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another user who may rename files in the journal's directory can put an older copy
+    # back over it: the memory rolls back without a word. Said once, at open; a sticky
+    # directory (as /tmp) keeps others from renaming what is not theirs.
+    folder = tmp_path / "open"
+    folder.mkdir()
+    folder.chmod(0o777)
+    with pytest.warns(SharedDirectoryWarning, match="another user could replace"):
+        Memory.open(folder / "m.jsonl").remember("A", "OWNED_BY", "B")
+    for mode, env in ((0o1777, None), (0o777, "1"), (0o700, None)):
+        folder.chmod(mode)
+        if env:
+            monkeypatch.setenv("CTXNEO_SHARED_JOURNAL", env)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SharedDirectoryWarning)
+            with Memory.open(folder / "m.jsonl") as m:
+                assert m.current("A")[0].object == "B"
+        monkeypatch.delenv("CTXNEO_SHARED_JOURNAL", raising=False)

@@ -166,6 +166,26 @@ class TornJournalWarning(UserWarning):
     """A journal's last line is incomplete (a crash mid-write); it is skipped."""
 
 
+class SharedDirectoryWarning(UserWarning):
+    """A journal's directory lets another user rename or replace the journal."""
+
+
+def directory_risk(directory: Path) -> str | None:
+    """Why another user could swap the journal in ``directory`` for another file (an
+    older copy of it, rolling the memory back without a word), or None: the directory
+    is another user's (not root's), or others may write it without the sticky bit that
+    keeps them from renaming what is not theirs (as /tmp has)."""
+    try:
+        info = os.stat(directory)
+    except OSError:
+        return None  # (the journal's own open says what is wrong)
+    if info.st_uid not in (os.geteuid(), 0):
+        return f"it belongs to user id {info.st_uid}"
+    if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
+        return f"its mode {stat.S_IMODE(info.st_mode):03o} lets others rename files in it"
+    return None
+
+
 def fsync_policy(value: str | None = None) -> str:
     """The fsync policy to use: ``value``, else ``$CTXNEO_FSYNC``, else ``always``.
 
@@ -291,6 +311,7 @@ class Journal:
         self._is_journal = False  # the header has been read (or written) at offset 0
         self._unsynced = 0  # writes since the last fdatasync (batch policy)
         self._warned_torn: int | None = None
+        self._dir_checked = False  # (the directory is checked at the first open)
         self.torn_tail: int = 0  # bytes after the last whole line, as last read
         self._fd_id: FileId | None = None  # the file self._fd is open on
         self._read_id: FileId | None = None  # the file self._offset counts in
@@ -407,9 +428,18 @@ class Journal:
             self._reopen_after_fork()
         if self._fd is not None and (self._writable or not write):
             return True
+        stale = None
         if self._fd is not None:  # upgrade a reader to a writer: one descriptor, one lock
-            os.close(self._fd)
-            self._fd = None
+            # (closed once the writer's is open: see :meth:`locked`)
+            stale, self._fd = self._fd, None
+        try:
+            return self._open_named(write=write)
+        finally:
+            if stale is not None:
+                os.close(stale)
+
+    def _open_named(self, *, write: bool) -> bool:
+        """Open the file the path names (see :meth:`_open`)."""
         try:
             if write:
                 self._fd = self._open_for_writing()
@@ -429,6 +459,9 @@ class Journal:
         try:
             check_owner(self._fd, self.path, "journal")
             self._fd_id = _file_id(os.fstat(self._fd))
+            if not self._dir_checked:
+                self._dir_checked = True
+                self._warn_of_directory()
         except (JournalError, OSError) as e:
             os.close(self._fd)
             self._fd = None
@@ -484,41 +517,52 @@ class Journal:
         start (:attr:`replaced` counts it).
         """
         kind = fcntl.LOCK_EX if write else fcntl.LOCK_SH
-        while True:
-            if not self._open(write=write):
-                if self._read_id is not None:
-                    # The file read before is gone (deleted by hand): the path holds
-                    # nothing now, as it would for a process opening it afresh.
+        # The file read stays open until the one the path names is open and known: closed
+        # first, its inode could be freed and given to a file another process's clear
+        # makes meanwhile, which would then pass for the file already read.
+        stale: int | None = None
+        try:
+            while True:
+                if not self._open(write=write):
+                    if self._read_id is not None:
+                        # The file read before is gone (deleted by hand): the path holds
+                        # nothing now, as it would for a process opening it afresh.
+                        self.rewind()
+                        self.replaced += 1
+                        self._read_id = None
+                    yield False
+                    return
+                fd = self._fd
+                assert fd is not None
+                self._lock(fd, kind)
+                try:
+                    named = self._named_id()
+                except BaseException:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                    raise
+                # Checked under the lock, since a clear renames under the lock of the
+                # file it replaces: holding that lock and finding the path unchanged
+                # means no clear can replace it until we let go.
+                if named == self._fd_id:
+                    break
+                # Our descriptor (and the lock just taken) is a file the path no longer
+                # names: replaced by a clear, or deleted by hand (writing on through the
+                # descriptor acknowledged facts that no process could ever read again).
+                # Let go of it and take the file the path names, or, to write, a new one.
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                if stale is None and self._fd_id == self._read_id:
+                    stale = fd  # (the file read: kept open until another is known)
+                else:
+                    os.close(fd)  # (one opened and replaced meanwhile, never read)
+                self._fd, self._writable = None, False
+            if self._fd_id != self._read_id:
+                if self._read_id is not None:  # what we read is another file's: start over
                     self.rewind()
                     self.replaced += 1
-                    self._read_id = None
-                yield False
-                return
-            fd = self._fd
-            assert fd is not None
-            self._lock(fd, kind)
-            try:
-                named = self._named_id()
-            except BaseException:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-                raise
-            # Checked under the lock, since a clear renames under the lock of the
-            # file it replaces: holding that lock and finding the path unchanged
-            # means no clear can replace it until we let go.
-            if named == self._fd_id:
-                break
-            # Our descriptor (and the lock just taken) is a file the path no longer
-            # names: replaced by a clear, or deleted by hand (writing on through the
-            # descriptor acknowledged facts that no process could ever read again).
-            # Let go of it and take the file the path names, or, to write, a new one.
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-            self._fd, self._writable = None, False
-        if self._fd_id != self._read_id:
-            if self._read_id is not None:  # what we read is another file's: start over
-                self.rewind()
-                self.replaced += 1
-            self._read_id = self._fd_id
+                self._read_id = self._fd_id
+        finally:
+            if stale is not None:
+                os.close(stale)
         try:
             yield True
         finally:
@@ -675,6 +719,22 @@ class Journal:
             ) from e
         return record
 
+    def _warn_of_directory(self) -> None:
+        """Warn, once, of a directory another user could swap the journal in (unless
+        journals are shared on purpose): the file's own checks cannot see that."""
+        if shared_journal():
+            return
+        risk = directory_risk(self.path.parent)
+        if risk is not None:
+            warnings.warn(
+                f"{self.path}: another user could replace this journal with an older copy "
+                f"of it (its directory {self.path.parent}: {risk}); keep journals in a "
+                "directory of your own, or set CTXNEO_SHARED_JOURNAL=1 if it is shared on "
+                "purpose",
+                SharedDirectoryWarning,
+                stacklevel=6,
+            )
+
     def _torn(self, tail: bytes) -> None:
         if self._offset == 0 and not _HEADER_BYTES.startswith(tail):
             raise self._not_a_journal()  # one line, no newline: not ours to judge or repair
@@ -765,10 +825,11 @@ class Journal:
             side = os.open(
                 torn, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | _PLANTED, FILE_MODE
             )
-        except OSError as e:
-            # (not ours to write, a symlink, or a FIFO no one reads)
-            if e.errno not in (errno.EACCES, errno.EPERM, errno.ELOOP, errno.ENXIO):
-                raise
+        except OSError:
+            # (not ours to write, a symlink, a FIFO no one reads, a directory planted in
+            # its place: any name we cannot use is left for one of our own; a failure
+            # that is not the name's, a full disk, fails that too and is said there)
+            pass
         else:
             try:
                 check_owner(side, torn, "the torn-line file")
