@@ -320,7 +320,8 @@ def split_statements(text: str) -> list[str]:
             current.append(text[i : end + 1])
             i = end + 1
         elif text.startswith("//", i):
-            i = text.find("\n", i) if "\n" in text[i:] else n
+            i = text.find("\n", i)  # (not `in text[i:]`: a copy of the rest per comment)
+            i = n if i < 0 else i
         elif text.startswith("/*", i):
             end = text.find("*/", i + 2)
             i = n if end < 0 else end + 2

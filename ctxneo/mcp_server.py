@@ -47,8 +47,16 @@ from ctxneo.mcp_results import (
 )
 from ctxneo.mcp_schemas import closed_schema, lean_schema, strict_problems
 from ctxneo.memory import Memory
-from ctxneo.model import MAX_NAME_BYTES, MAX_QUESTION_CHARS, MAX_TEXT_BYTES, NewFact
-from ctxneo.vocabulary import similar_names
+from ctxneo.model import (
+    MAX_INT,
+    MAX_NAME_BYTES,
+    MAX_QUESTION_CHARS,
+    MAX_TEXT_BYTES,
+    NewFact,
+    check_name,
+    check_predicate,
+)
+from ctxneo.vocabulary import closed_before, similar_names
 
 #: Names are at most 4 KB of UTF-8 (checked exactly later); no character is less than a
 #: byte, so a longer string is refused before anything reads it.
@@ -77,8 +85,10 @@ old, which stays in the history. Use multi=true for predicates that hold many
 values (DEPENDS_ON). Other agents name things too: call vocabulary to reuse the
 predicates and entity names in use; a write's notes say when a new name
 resembles one. Predicates are identifiers like OWNED_BY. Answers may be
-UNKNOWN with a reason; nothing is ever made up. Other agents write to the same
-memory: ask again rather than trusting what you read earlier."""
+UNKNOWN with a reason; every answer comes with its confidence and the facts it
+rests on: the memory reads questions by their words and can misread one, so check
+an answer's evidence before acting on it. Other agents write to the same memory:
+ask again rather than trusting what you read earlier."""
 
 # -- parameters -----------------------------------------------------------------
 
@@ -143,7 +153,7 @@ Multi = Annotated[
     ),
 ]
 AsOf = Annotated[
-    Annotated[int, Field(ge=0), Number] | None,
+    Annotated[int, Field(ge=0, le=MAX_INT), Number] | None,
     Field(
         description="Read the memory as it stood right after write number as_of (a seq from "
         "any fact, or last_seq from stats). Omit for now.",
@@ -268,24 +278,6 @@ Counts for this memory: facts (current and closed), current facts, entities,
 predicates, and last_seq, the latest write's sequence number (pass it as as_of
 to pin later reads). Also names the memory served (a journal file, or a Neo4j
 URI and namespace). On a large Neo4j memory this counts every fact."""
-
-
-def _closed_before(memory: Memory, subject: str, predicate: str, object: str | None) -> str:
-    """When a value asked to be retracted was closed already, when: a client that retries
-    a retraction whose reply it lost learns that the first call did it (retract is
-    idempotent: a second call closes nothing more)."""
-    try:
-        past = [
-            f
-            for f in memory.history(subject, predicate)
-            if f.valid_to is not None and (object is None or f.object == object)
-        ]
-    except CtxneoError:
-        return ""
-    if not past:
-        return ""
-    last = max(past, key=lambda f: f.valid_to or 0)
-    return f" (already closed at #{last.valid_to})"
 
 
 def _annotations(title: str, *, writes: bool, destructive: bool = False) -> ToolAnnotations:
@@ -616,7 +608,7 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
         closed = memory.retract(subject, predicate, object)
         if not closed:
             what = " ".join(x for x in (subject, predicate, object) if x)
-            closed_at = _closed_before(memory, subject, predicate, object)
+            closed_at = closed_before(memory.store, subject, predicate, object)
             raise InvalidFactError(f"nothing current to retract for {what}{closed_at}")
         kept, omitted = bounded(closed, limit)
         return RetractResult(closed=kept, closed_omitted=omitted)
@@ -674,7 +666,11 @@ def build_server(handle: MemoryHandle, *, log_level: str = "WARNING") -> MCPServ
             raise InvalidFactError("nothing to declare: give multi_valued, single_valued, aliases")
         if set(multi_valued or ()) & set(single_valued or ()):
             raise InvalidFactError("a predicate cannot be both multi- and single-valued")
+        # Every name checked before any is applied: a bad one leaves the memory as it was.
+        for predicate in [*(multi_valued or ()), *(single_valued or ())]:
+            check_predicate(predicate)
         for alias in aliases or ():
+            check_name(alias.phrase, "alias phrase")
             _require_entity(memory, alias.entity)
         if multi_valued:
             memory.declare_multi_valued(*multi_valued)

@@ -158,7 +158,7 @@ class Memory:
 
             for value, what in ((user, "user"), (password, "password"), (database, "database")):
                 if value is not None:
-                    check_text(value, what)
+                    check_text(value, what, secret=what == "password")
             if password is None:
                 # As on the command line: the server `ctxneo neo4j start` runs is opened
                 # without copying its generated password around.

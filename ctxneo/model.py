@@ -164,8 +164,11 @@ def _shown(value: object, limit: int = 60) -> str:
     return f"{text[:limit]}... ({size} characters)"
 
 
-def check_text(value: object, what: str, max_bytes: int = MAX_NAME_BYTES) -> str:
-    """Return ``value`` if it is a string both stores keep exactly as given.
+def check_text(
+    value: object, what: str, max_bytes: int = MAX_NAME_BYTES, *, secret: bool = False
+) -> str:
+    """Return ``value`` if it is a string both stores keep exactly as given; a
+    ``secret`` (a password) is named in the error, never shown.
 
     Raises:
         InvalidFactError: it is not a ``str``, holds a lone surrogate (text
@@ -179,9 +182,10 @@ def check_text(value: object, what: str, max_bytes: int = MAX_NAME_BYTES) -> str
     try:
         size = len(value.encode("utf-8"))
     except UnicodeEncodeError as e:
+        shown = "" if secret else f": {_shown(value)}"
         raise InvalidFactError(
             f"{what} is not valid Unicode (a lone surrogate at character {e.start}, as from "
-            f"a byte that is not UTF-8): {_shown(value)}"
+            f"a byte that is not UTF-8){shown}"
         ) from None
     if size > max_bytes:
         raise InvalidFactError(

@@ -11,7 +11,9 @@ from ctxneo.errors import ConfigError
 #: TLS (+s) or TLS trusting any certificate (+ssc). The driver's HTTP preview is not one.
 SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s'\"]*@")
+#: A URI's user and password: everything after its scheme up to its last "@" (a password
+#: may hold "/", "?" or "#", which end the userinfo for a URI parser).
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s'\"]*@")
 
 
 #: A scheme and a colon-slash: what a URI starts with, and no file path does (a drive
@@ -42,6 +44,13 @@ def check_uri(uri: str) -> str:
     if not isinstance(uri, str) or not uri.strip():
         raise ConfigError(f"a Neo4j URI must be a non-empty string, got {uri!r}")
     supported = ", ".join(f"{s}://" for s in SCHEMES)
+    if "@" in uri.partition("://")[2]:
+        # (before parsing: a password holding "/", "?" or "#" ends the host for a parser,
+        # which then reads it as a host or quotes it as a port in its error)
+        raise ConfigError(
+            f"credentials in a Neo4j URI are not supported ({redact(uri)}): give them "
+            "with --user/--password or NEO4J_USER/NEO4J_PASSWORD"
+        )
     try:
         parts = urlsplit(uri)
         port = parts.port

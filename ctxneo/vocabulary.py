@@ -14,8 +14,10 @@ import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from ctxneo.errors import CtxneoError
 from ctxneo.model import NewFact
 from ctxneo.stores.base import PredicateUse, Store
 from ctxneo.text import STOPWORDS, index_keys, split_words, stem
@@ -27,6 +29,10 @@ if TYPE_CHECKING:
 MAX_SIMILAR = 3
 #: Names this alike as strings are taken for one another (a typo, a dropped letter).
 SPELLING = 0.85
+#: The characters of a name compared as spelling (a typo is in a name's first hundred).
+SPELLED_CHARS = 100
+#: At most this many (new name, known name) pairs compared for one write's notes.
+MAX_COMPARED_PAIRS = 20_000
 #: Predicates are short; their words alike as strings or in meaning this much.
 PREDICATE_SPELLING = 0.8
 PREDICATE_MEANING = 0.75
@@ -90,14 +96,37 @@ def resemblances(store: Store, facts: Sequence[NewFact]) -> list[str]:
         alike = [p for p in known.predicates if _predicates_alike(predicate, p, meaning)]
         if alike:
             notes.append(f"predicate {predicate} is new; the memory has {_names(alike)}")
+    budget = MAX_COMPARED_PAIRS
     for name in names:
         if name in existing:
             continue
+        if budget <= 0:
+            break  # (notes are advice: a huge batch of new names gets some, not minutes)
+        budget -= len(existing)
         alike = [e for e in existing if _names_alike(name, e)]
         # The store proposes at most a bounded list: confirm the name is really new.
         if alike and not store.facts_of([name], history=True, limit=1):
             notes.append(f"entity {name!r} is new; the memory has {_names(alike, quote=True)}")
     return notes
+
+
+def closed_before(store: Store, subject: str, predicate: str, obj: str | None = None) -> str:
+    """When a value asked to be retracted was closed already, when (" (already closed at
+    #N)", "" when it never held): a client that retries a retraction whose reply it lost
+    learns that the first call did it (retract is idempotent: a second call closes
+    nothing more), and a name spelt as stored is not offered another spelling."""
+    try:
+        past = [
+            f
+            for f in store.history(subject, predicate)
+            if f.valid_to is not None and (obj is None or f.object == obj)
+        ]
+    except CtxneoError:
+        return ""
+    if not past:
+        return ""
+    last = max(past, key=lambda f: f.valid_to or 0)
+    return f" (already closed at #{last.valid_to})"
 
 
 def similar_names(store: Store, name: str, limit: int = MAX_SIMILAR) -> list[str]:
@@ -133,13 +162,39 @@ def _names_alike(new: str, old: str) -> bool:
     """Two entity names for one thing: the same words in another order, case or
     separator (``Payments_Service``, ``service payments``), or a near spelling with
     the same numbers."""
-    a, b = new.casefold(), old.casefold()
-    if sorted(split_words(a)) == sorted(split_words(b)):
+    a, b = _spelt(new), _spelt(old)
+    if a.words == b.words:
         return True
     # Numbers tell ids apart: Pump_08 is not a misspelt Pump_09, nor CX_31 of CX_318.
-    if re.findall(r"\d+", a) != re.findall(r"\d+", b):
+    if a.numbers != b.numbers:
         return False
-    return difflib.SequenceMatcher(None, a, b).ratio() >= SPELLING
+    # (the cheap upper bounds first, then the ratio on the names' starts: a ratio costs
+    # the product of the lengths, and a name of thousands of characters is no typo's)
+    alike = difflib.SequenceMatcher(None, a.start, b.start)
+    return (
+        alike.real_quick_ratio() >= SPELLING
+        and alike.quick_ratio() >= SPELLING
+        and alike.ratio() >= SPELLING
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Spelt:
+    words: tuple[str, ...]  # its words, case folded, sorted
+    numbers: tuple[str, ...]
+    start: str  # its first SPELLED_CHARS characters, case folded
+
+
+@lru_cache(maxsize=4096)
+def _spelt(name: str) -> _Spelt:
+    """What a name is compared by, read once per name (a write's names are compared with
+    hundreds of names in use)."""
+    folded = name.casefold()
+    return _Spelt(
+        tuple(sorted(split_words(folded))),
+        tuple(re.findall(r"\d+", folded)),
+        folded[:SPELLED_CHARS],
+    )
 
 
 def _predicates_alike(new: str, old: str, meaning: Meaning) -> bool:

@@ -469,5 +469,22 @@ def test_vocabulary_lists_names_in_use_and_writes_note_new_names_that_resemble_t
         assert "no entity 'Nobody'" in await error(
             client, "declare", aliases=[{"phrase": "x", "entity": "Nobody"}]
         )
+        # one bad name refuses the whole declaration: nothing of it is applied
+        refused = await error(
+            client,
+            "declare",
+            multi_valued=["DEPENDS_ON"],
+            aliases=[
+                {"phrase": "the pay team", "entity": "Team_Ledger"},
+                {"phrase": "   ", "entity": "Team_Ledger"},
+            ],
+        )
+        assert "alias phrase" in refused
+        after = await ok(client, "vocabulary")
+        assert after["multi_valued"] == []
+        kept = await ok(
+            client, "declare", aliases=[{"phrase": "the ledger crew", "entity": "Team_Ledger"}]
+        )
+        assert kept["aliases"] == {"Team_Ledger": ["the ledger crew"]}
 
     run_client(handle, script)

@@ -56,6 +56,22 @@ def _not_utf8(value: str) -> bool:
     return False
 
 
+#: Variables whose value is never shown, even in an error about it.
+_SECRETS = frozenset({"NEO4J_PASSWORD"})
+
+
+def _a_password(arguments: Sequence[str], i: int) -> bool:
+    """Whether ``arguments[i]`` is a password: the value of ``--password`` (or a URI,
+    which may hold one; check_uri refuses it, but not before this)."""
+    value = arguments[i]
+    before = arguments[i - 1] if i > 0 else ""
+    return (
+        before in ("--password", "--uri")
+        or value.startswith(("--password=", "--uri="))
+        or "@" in value
+    )
+
+
 def _shown(value: str) -> str:
     """A value that is not valid UTF-8, shown with its bad bytes escaped."""
     return repr(value.encode("utf-8", "surrogateescape"))[2:-1]
@@ -120,11 +136,15 @@ class CtxneoGroup(click.Group):
         arguments = list(sys.argv[1:] if args is None else args)
         for i, value in enumerate(arguments, 1):
             if isinstance(value, str) and _not_utf8(value):
+                if _a_password(arguments, i - 1):
+                    # (a secret is named, never shown: not even its bad bytes)
+                    return _fail(f"argument {i} (a password) is not valid UTF-8", EXIT_USAGE)
                 return _fail(f"argument {i} is not valid UTF-8: {_shown(value)}", EXIT_USAGE)
         for name in _ENVIRONMENT:
             value = os.environ.get(name)
             if value is not None and _not_utf8(value):
-                return _fail(f"${name} is not valid UTF-8: {_shown(value)}", EXIT_USAGE)
+                shown = "" if name in _SECRETS else f": {_shown(value)}"
+                return _fail(f"${name} is not valid UTF-8{shown}", EXIT_USAGE)
         _quiet_driver_logs()
         if not standalone_mode:
             return super().main(arguments, prog_name, complete_var, standalone_mode, **extra)

@@ -323,7 +323,7 @@ class Neo4jStore(Store):
         check_namespace(namespace)
         for value, what in ((user, "user"), (password, "password"), (database, "database")):
             if value is not None:
-                check_text(value, what)
+                check_text(value, what, secret=what == "password")
         _check_seconds(timeout, "timeout")
         if connection_timeout is None:
             connection_timeout = connect_timeout()
