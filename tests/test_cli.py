@@ -153,6 +153,11 @@ def test_remember_ask_history_facts_retract_on_a_journal(tmp_path: Path) -> None
     result = run("retract", "Ticket_4471", "HAS_PRIORITY", "--store", store, code=1)
     assert "nothing current to retract" in one_error_line(result)
     assert json.loads(run("stats", "--store", store, "--json").output)["current_facts"] == 0
+    # a value closed already is said as such, not offered as another spelling's
+    run("remember", "ticket_4471", "HAS_PRIORITY", "low", "--store", store)
+    result = run("retract", "Ticket_4471", "HAS_PRIORITY", "critical", "--store", store, code=1)
+    line = one_error_line(result)
+    assert "(already closed at #3)" in line and "stored as" not in line, line
 
 
 def fact(s: str, p: str, o: str, seq: int) -> Fact:
@@ -458,6 +463,35 @@ def test_an_argument_that_is_not_utf8_is_refused_in_one_line(tmp_path: Path) -> 
     assert not store.exists()
     result = CliRunner(env={**CLEAN, "CTXNEO_STORE": "m\udcfe.jsonl"}).invoke(main, ["stats"])
     assert result.exit_code == 2 and "$CTXNEO_STORE is not valid UTF-8" in result.stderr
+
+
+def test_a_password_that_is_not_utf8_is_named_never_shown(tmp_path: Path) -> None:
+    store = str(tmp_path / "m.jsonl")
+    for args, env in (
+        (["stats", "--uri", "bolt://127.0.0.1:1", "--password", "Sup3rS\udce4cret"], {}),
+        (["stats", "--uri", "bolt://127.0.0.1:1", "--password=Sup3rS\udce4cret"], {}),
+        (["stats", "--store", store], {"NEO4J_PASSWORD": "Sup3rS\udce4cret"}),
+    ):
+        result = CliRunner(env={**CLEAN, **env}).invoke(main, args)
+        assert result.exit_code == 2 and "not valid UTF-8" in result.stderr, result.stderr
+        assert "Sup3r" not in result.stderr and "cret" not in result.stderr, result.stderr
+    with pytest.raises(CtxneoError) as caught:
+        Memory.open(uri="bolt://127.0.0.1:1", password="Sup3rS\udce4cret")
+    assert "password" in str(caught.value) and "Sup3r" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "bolt://neo4j:s3cr/et@db.example:7687",
+        "bolt://neo4j:s3cr?et@db.example",
+        "bolt://u:1234/Secr3t@h",
+    ],
+)
+def test_credentials_in_a_uri_are_refused_and_never_shown_whatever_they_hold(uri: str) -> None:
+    line = one_error_line(run("stats", "--uri", uri, code=2))
+    assert "credentials in a Neo4j URI" in line, line
+    assert "s3cr" not in line and "Secr3t" not in line and "et@" not in line, line
 
 
 def test_a_real_process_with_a_non_utf8_argument_prints_one_line(tmp_path: Path) -> None:
@@ -776,3 +810,16 @@ def test_a_turn_or_point_out_of_range_names_the_option(tmp_path: Path) -> None:
     big = "99999999999999999999"
     line = one_error_line(run("remember", "A", "P", "B", "--turn", big, "--store", store, code=2))
     assert "'--turn'" in line and "turn_id" not in line
+
+
+def test_names_that_a_space_or_a_comma_would_hide_are_quoted_in_listings(tmp_path: Path) -> None:
+    store = str(tmp_path / "m.jsonl")
+    run("remember", "Lantern ", "USES_DATABASE", "X, Y", "--store", store)
+    listed = run("vocabulary", "lantern", "--store", store).output
+    assert '"Lantern " USES_DATABASE' in listed, listed
+    assert "entities for 'lantern': \"Lantern \"" in listed, listed
+
+
+def test_an_empty_store_path_is_refused_for_what_it_is() -> None:
+    line = one_error_line(run("stats", "--store", "", code=2))
+    assert "is empty" in line and "journal" in line, line

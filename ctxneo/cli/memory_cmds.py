@@ -22,8 +22,8 @@ from ctxneo.cli.options import (
 )
 from ctxneo.cli.tables import echo, print_table
 from ctxneo.memory import Memory
-from ctxneo.model import MAX_INT, MIN_INT, Answer, Fact, NewFact, check_predicate
-from ctxneo.vocabulary import similar_names
+from ctxneo.model import MAX_INT, MIN_INT, Answer, Fact, NewFact, check_predicate, shown_name
+from ctxneo.vocabulary import closed_before, similar_names
 
 FACT_COLUMNS = ("#", "subject", "predicate", "object", "speaker", "turn", "valid")
 
@@ -286,7 +286,9 @@ def retract(subject: str, predicate: str, object: str | None, as_json: bool, **s
     """
     with memory_from(store, create=False) as memory:
         closed = memory.retract(subject, predicate, object)
-        hint = "" if closed else _did_you_mean(memory, subject)
+        # (a value closed already is said as such, not offered as a misspelt name)
+        hint = "" if closed else closed_before(memory.store, subject, predicate, object)
+        hint = hint or ("" if closed else _did_you_mean(memory, subject))
     if as_json:
         emit_json({"closed": [f.to_dict() for f in closed]})
     else:
@@ -415,7 +417,10 @@ def vocabulary(words: str | None, limit: int, as_json: bool, **store: Any) -> No
             u.predicate,
             str(u.current),
             "yes" if u.predicate in multi else "",
-            "" if u.example is None else f"{u.example.subject} {u.predicate} {u.example.object}",
+            # (names shown as facts show them: quoted when a space or a mark would hide them)
+            ""
+            if u.example is None
+            else f"{shown_name(u.example.subject)} {u.predicate} {shown_name(u.example.object)}",
         ]
         for u in view.predicates
     ]
@@ -428,7 +433,8 @@ def vocabulary(words: str | None, limit: int, as_json: bool, **store: Any) -> No
         echo("predicates: none", err=True)
     if words is not None:
         more = " (more match: raise --limit or give more words)" if view.entities_more else ""
-        found = ", ".join(view.entities) if view.entities else "none"
+        # (quoted as a speaker is when it holds a comma: the list is comma-separated)
+        found = ", ".join(shown_name(e, speaker=True) for e in view.entities) or "none"
         echo(f"entities for {words!r}: {found}{more}")
         if not view.entities:
             # What a newcomer tries first is the start of a name ("proj").

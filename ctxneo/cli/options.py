@@ -207,6 +207,11 @@ class JournalPath(click.Path):
         self.uri_option = uri_option
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            # (``Path("")`` is the working directory: "cannot open journal ." says nothing)
+            raise click.BadParameter(
+                "is empty: give the journal file's path", ctx, param, from_environment(ctx, param)
+            )
         if isinstance(value, str) and looks_like_uri(value):
             raise click.BadParameter(
                 f"{value!r} is a URI, not a journal file: give a Neo4j URI as {self.uri_option}",
