@@ -378,6 +378,32 @@ def test_a_value_asked_of_the_agent_who_stated_it_is_that_agents(memory: Memory)
     assert best(memory, "planner here: what database does project vela use?").values == (
         "CockroachDB",
     )
+    # "I" is the asker: its own value, when the asker is said.
+    mine = memory.ask("which database did I pick for project vela?", speaker="Agent_Planner")
+    assert mine.values == ("PostgreSQL",) and "said by Agent_Planner" in mine.answer
+    theirs = memory.ask("which database did I pick for project vela?", speaker="Agent_Builder")
+    assert theirs.values == ("CockroachDB",)
+
+
+def test_a_value_replaced_is_never_said_withdrawn(memory: Memory) -> None:
+    # The reason of an UNKNOWN says the value was replaced, and by what: "retracted,
+    # nothing holds now" would tell an agent the project has no database at all.
+    memory.remember("Project_Vela", "USES_DATABASE", "PostgreSQL", speaker="a", turn_id=1)
+    memory.remember("Project_Vela", "USES_DATABASE", "MySQL", speaker="b", turn_id=2)
+    reason = memory.ask("who settled on PostgreSQL?").reason
+    assert "replaced by MySQL" in reason and "retracted" not in reason, reason
+
+
+def test_a_turn_named_in_words_is_not_answered_with_now(memory: Memory) -> None:
+    # "at turn 1" asks about the past, which the reader does not read from words: the
+    # value now is no answer to it (``as_of`` is).
+    memory.remember("Project_Vela", "USES_DATABASE", "PostgreSQL", speaker="a", turn_id=1)
+    memory.remember("Project_Vela", "USES_DATABASE", "MySQL", speaker="b", turn_id=2)
+    pinned = memory.ask("what database did project vela use at turn 1?")
+    assert pinned.answer == UNKNOWN
+    assert 'past turn ("at turn 1")' in pinned.reason and "MySQL" in pinned.reason
+    assert memory.ask("what database did project vela use?", as_of=1).values == ("PostgreSQL",)
+    assert memory.ask("what database does project vela use?").values == ("MySQL",)
 
 
 def test_two_entities_of_the_same_words_are_never_told_apart_by_a_guess(memory: Memory) -> None:

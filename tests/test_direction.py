@@ -91,6 +91,13 @@ def test_both_ways_held_the_verb_chooses(memory: Memory, question: str, answer: 
         ("which crates go on the Truck_12 run", "Truck_12", "CRATES", None),
         ("what depends on Checkout?", "Checkout", "DEPENDS_ON", False),
         ("what manages Alice?", "Alice", "MANAGES", False),
+        # a verb ending as a doer's noun does ("mentor", "deliver") is the verb as the
+        # predicate writes it; its noun still decides nothing
+        ("who mentors Kenji?", "Kenji", "MENTORS", False),
+        ("who does Kenji mentor?", "Kenji", "MENTORS", True),
+        ("what does Acme deliver?", "Acme", "DELIVERS", True),
+        ("who is Kenji's mentor?", "Kenji", "MENTORS", None),
+        ("who is the mentor of Kenji?", "Kenji", "MENTORS", None),
     ],
 )
 def test_where_the_entity_stands_to_the_verb(
@@ -108,3 +115,31 @@ def test_a_predicate_is_a_verb_phrase_only_when_its_name_reads_as_one() -> None:
     assert verb_phrase("DEPENDS_ON") == ("depend", False, "on")
     for noun in ("BIN_LOCATION", "STARRED_ACTORS", "HAS_STATUS", "STATUS", "CLASS"):
         assert verb_phrase(noun) is None, noun
+
+
+def test_a_verdict_reads_the_verb_at_both_ends(memory: Memory) -> None:
+    # "does Bob manage Alice?" is not answered yes by Alice managing Bob, nor is "who
+    # reports to Raj?" answered by who said that Raj reports to someone.
+    memory.remember("Alice", "MANAGES", "Bob", speaker="Agent_HR", turn_id=1)
+    memory.remember("Service_Payments", "OWNED_BY", "Billing_Team", speaker="Agent_HR", turn_id=2)
+    memory.remember("Raj", "REPORTS_TO", "Ana", speaker="Agent_HR", turn_id=3)
+    for question in (
+        "Does Bob manage Alice?",
+        "Does Service_Payments own Billing_Team?",
+        "Is Billing_Team owned by Service_Payments?",
+        "Does Ana report to Raj?",
+    ):
+        assert best(memory, question) != "yes", question
+        assert "reads the other way round" in memory.ask(question).reason, question
+    for question in (
+        "Does Alice manage Bob?",
+        "Does Billing_Team own Service_Payments?",
+        "Is Service_Payments owned by Billing_Team?",
+        "Does Raj report to Ana?",
+    ):
+        assert memory.ask(question).answer == "yes", question
+    assert memory.ask("Who reports to Raj?").answer == UNKNOWN  # (not Agent_HR)
+    memory.remember("Li", "REPORTS_TO", "Raj", speaker="Agent_HR", turn_id=4)
+    assert memory.ask("Who reports to Raj?").answer == "Li"
+    # asked who said it, with a verb of saying of its own: the speaker
+    assert best(memory, "Who said that Li reports to Raj?") == "Agent_HR"

@@ -80,32 +80,50 @@ def verb_phrase(predicate: str) -> tuple[str, bool, str | None] | None:
             # A participle with no agent (ASSIGNED_TO, RELATED_TO, LOCATED_IN) reads either
             # way round: "who is assigned to Ticket_88?" asks for its ASSIGNED_TO.
             return None
+        if not passive and words[0].endswith("ing"):
+            # Nor does an activity named by its "-ing" (FUNDING_FROM: the funding a
+            # proposal gets from its funder, who does the funding).
+            return None
         return stem(words[0]), passive, words[1]
     return None
 
 
-def entity_is_subject(q: Question, positions: frozenset[int], predicate: str) -> bool | None:
+def entity_is_subject(
+    q: Question, positions: frozenset[int], predicate: str, *, strict: bool = False
+) -> bool | None:
     """Whether the question says the entity at ``positions`` is the subject (True) or the
-    object (False) of ``predicate`` as the fact is written; None when it does not say."""
+    object (False) of ``predicate`` as the fact is written; None when it does not say.
+    ``strict``: only where the question says the verb as the predicate writes it (or
+    without its "s"), or the predicate is in the passive: a plural noun named as a
+    relation (MARSHALS, the event's marshals) is no verb of "is Amir marshalling it?"."""
     phrase = verb_phrase(predicate)
     if phrase is None or not positions:
         return None
     verb_stem, passive_predicate, particle = phrase
+    # The predicate's own verb as it writes it, and that without its "s": a verb ending as
+    # a noun of a verb does ("MENTORS", "DELIVERS", "ORDERS") is still the verb when the
+    # question says it so ("who mentors Kenji?", "what does Acme deliver?").
+    written = split_words(predicate)[0]
+    own = {written, written[:-1]} if written.endswith("s") else {written}
     words = q.words
     if any(t.word in _RESUMING for t in words):
         return None
     # A noun of the verb's "-er" form decides nothing: it may name who does it ("Alice's
     # manager") or where or with what it is done ("Lot_12's dryer", a machine).
-    if any(t.pos not in positions and _doer(t.word) == verb_stem for t in words):
+    if any(
+        t.pos not in positions and t.word not in own and _doer(t.word) == verb_stem for t in words
+    ):
         return None
     verbs = [
         t.pos
         for t in words
         if t.stem == verb_stem
         and t.pos not in positions
-        and not t.word.endswith(_NOUN_ENDINGS)
+        and (t.word in own or not t.word.endswith(_NOUN_ENDINGS))
         and (t.pos == 0 or words[t.pos - 1].word not in _NOUN_BEFORE)
         and (t.pos == 0 or not words[t.pos - 1].possessive)
+        and (t.pos == 0 or not _a_number(words[t.pos - 1].word))
+        and (not strict or passive_predicate or t.word in own)
         and not _a_noun_after_which(words, t.pos, positions, particle)
     ]
     if len(verbs) != 1:
@@ -141,6 +159,18 @@ def entity_is_subject(q: Question, positions: frozenset[int], predicate: str) ->
     passive_question = v + 1 < len(words) and words[v + 1].word == "by"
     agent = before != passive_question
     return agent != passive_predicate
+
+
+#: Numbers in words: what follows one is a noun it counts ("two dips"), not a verb.
+_NUMBER_WORDS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve twenty hundred".split()
+)
+
+
+def _a_number(word: str) -> bool:
+    """Whether a word is a number ("60", "1,200", "2.5", "two"): the word after it is the
+    noun it counts ("60 plies", "8 dips"), not a verb."""
+    return word in _NUMBER_WORDS or word.replace(",", "").replace(".", "").isdigit()
 
 
 def _doer(word: str) -> str | None:

@@ -403,6 +403,17 @@ def asks_ever(q: Question) -> bool:
     return bool(_EVER.search(" ".join(t.word for t in q.words)))
 
 
+#: "what did it use at turn 3?", "who held it as of turn 12?": a point in the past named
+#: by a turn, which the reader does not read from words (``as_of`` pins one).
+_AT_TURN = re.compile(r"\b(at|as of|on|by|in|during) turn #?\d+\b")
+
+
+def names_a_turn(q: Question) -> str | None:
+    """The words that name a past turn ("at turn 3"), or None."""
+    found = _AT_TURN.search(" ".join(t.word for t in q.words))
+    return found.group(0) if found else None
+
+
 _PRONOUNS = {"it", "its", "them", "they", "their", "he", "she", "him", "her", "his"}
 
 

@@ -29,7 +29,7 @@ from operator import attrgetter
 import numpy as np
 
 from ctxneo.answering import features as feats
-from ctxneo.answering.direction import entity_is_subject
+from ctxneo.answering.direction import entity_is_subject, verb_phrase
 from ctxneo.answering.entities import cover
 from ctxneo.answering.forms import FORMS
 from ctxneo.answering.learned import ReaderModel
@@ -50,11 +50,13 @@ from ctxneo.answering.question import (
     counts_events,
     ended_words,
     lookup_keys,
+    names_a_turn,
     read_question,
     reports_speech,
     set_aside,
 )
 from ctxneo.answering.readings import (
+    CLAIM_SUBJECT_P,
     FIRST_HOP_LIMIT,
     LATER_HOP_LIMIT,
     Candidate,
@@ -403,24 +405,26 @@ class Reader:
             return None
         last = held[-1]
         closing = closing_of(last, c.slot)
-        until = (
-            f"until turn {closing.turn_id}"
-            if closing is not None and closing.turn_id is not None
-            else f"until #{last.valid_to}"
-        )
+        if closing is None:
+            until = f"until withdrawn at #{last.valid_to}"  # (retracted: no turn said it)
+        elif closing.turn_id is not None:
+            until = f"until turn {closing.turn_id}"
+        else:
+            until = f"until #{last.valid_to}"
         now = f"; now {render_values(c.values)}" if c.values else "; nothing holds now"
         evidence = tuple(dict.fromkeys([*held[-1:], *c.evidence]))
         return Reading(
             f"yes: {claimed} {until}{now}", (claimed,), evidence, self.confidence(r, i), c.name
         )
 
-    def _said_by(self, r: Read, i: int) -> Reading | None:
+    def _said_by(self, r: Read, i: int, asker: str | None = None) -> Reading | None:
         """For a question that names who stated a value ("what database did the planner
         pick for Atlas?", of ``Agent_Planner``), the value that speaker stated last in
         the ``i``-th reading's slot, where another speaker's value has replaced it since:
         what the question asks is that speaker's value, not the one now (which the answer
         says too); as sure as the reading. ``None`` otherwise: a one-fact value reading
-        only, and a speaker's word said outside the name of the entity asked about."""
+        only, and a speaker's word said outside the name of the entity asked about. The
+        ``asker`` is named by "I" or "my" ("what database did I pick?")."""
         c = r.ranked[i]
         if c.form != "value" or len(c.shape.hops) != 1 or len(c.values) != 1:
             return None
@@ -440,7 +444,9 @@ class Reader:
             if f.valid_to is None or not f.speaker or f.speaker == now[-1].speaker:
                 continue
             said = [st for st in name_stems(f.speaker) if st not in _SPEAKER_KINDS]
-            if said and set(said) <= words and not set(name_stems(now[-1].speaker)) <= words:
+            mine = f.speaker == asker and first_person(r.q) and now[-1].speaker != asker
+            named = bool(said) and set(said) <= words
+            if mine or (named and not set(name_stems(now[-1].speaker)) <= words):
                 value = hop.end(f)
                 turn = f" at turn {f.turn_id}" if f.turn_id is not None else ""
                 return Reading(
@@ -475,7 +481,7 @@ class Reader:
             shown[0] = both
         elif shown and asks_ever(r.q) and (ever := self._held_once(r, best[0])) is not None:
             shown[0] = ever
-        elif shown and as_of is None and (said := self._said_by(r, best[0])) is not None:
+        elif shown and as_of is None and (said := self._said_by(r, best[0], speaker)) is not None:
             shown[0] = said
         top = shown[0] if shown else None
         unsure = top is None or top.confidence < threshold
@@ -668,6 +674,19 @@ class Reader:
             return f"nothing had been said of {entity} at #{as_of}"
         if facts and not any(f.valid_at(as_of) for f in facts):
             last = max(facts, key=lambda f: f.valid_to or 0)
+            # (closed by a newer value of its slot, not withdrawn: say by which, as the
+            # slot holds that value and "nothing holds" would say it holds none)
+            slot = [
+                f
+                for f in r.store.facts_of([last.subject], as_of=as_of, history=True, limit=50)
+                if f.subject == last.subject and f.predicate == last.predicate
+            ]
+            closer = closing_of(last, slot)
+            if closer is not None:
+                return (
+                    f"{last.subject} {last.predicate} {last.object} was replaced by "
+                    f"{closer.object} at #{last.valid_to}; no fact of {entity} holds {now}"
+                )
             return (
                 f"{last.subject} {last.predicate} {last.object} was retracted at "
                 f"#{last.valid_to}; nothing holds {now}"
@@ -762,12 +781,13 @@ def _answerable(r: Read) -> Read:
     returns, and keeping that as it was keeps a rebuild of the shipped model the same.)"""
     kept = []
     # (what the verb says, once per anchor and relation: a question's readings share them)
-    sides: dict[tuple[frozenset[int], str], bool | None] = {}
+    sides: dict[tuple[frozenset[int], str, bool], bool | None] = {}
+    named = {a.entity: a.positions for a in r.anchors if a.p >= CLAIM_SUBJECT_P and a.positions}
     for c in r.ranked:
-        if _against_the_verb(r.q, c, sides):
+        if _against_the_verb(r.q, c, sides, named):
             if r.turned is None:
                 r.turned = c.evidence[0]  # (the best such: why an UNKNOWN may be one)
-        elif not _no_to_its_own_words(c.features):
+        elif not _no_to_its_own_words(c.features) and not _the_relation_not_its_saying(r.q, c):
             kept.append(c)
     r.ranked = kept
     return r
@@ -776,22 +796,85 @@ def _answerable(r: Read) -> Read:
 #: The forms whose answer is the far end of the walk (not a verdict, a speaker or a count
 #: of a claim): a walk the wrong way from the entity names the wrong ends.
 _WALKED_FORMS = frozenset({"value", "count", "earlier", "none"})
+#: The forms that answer with what holds now (a value, a list's count, a verdict, "none").
+_NOW_FORMS = frozenset({"value", "count", "yesno", "none"})
+#: The forms that say something of a value the question names (a verdict on it, who
+#: stated it) or, without one, of the walk ("who said Alice manages Bob?").
+_CLAIMING_FORMS = frozenset({"yesno", "speaker"})
 
 
 def _against_the_verb(
-    q: Question, c: Candidate, sides: dict[tuple[frozenset[int], str], bool | None]
+    q: Question,
+    c: Candidate,
+    sides: dict[tuple[frozenset[int], str, bool], bool | None],
+    named: Mapping[str, frozenset[int]],
 ) -> bool:
     """Whether a reading walks its first relation from its entity the other way than the
     question's verb says (:mod:`~ctxneo.answering.direction`): "who manages Alice?" is not
-    answered by whom Alice manages. ``sides`` keeps what was read per anchor and relation."""
-    if c.form not in _WALKED_FORMS:
+    answered by whom Alice manages, nor by who said that Alice manages someone. A verdict
+    or a claimed value's speaker is read the same way at both ends: "does Bob manage
+    Alice?" is not answered yes by Alice managing Bob. ``sides`` keeps what was read per
+    anchor and relation; ``named`` holds where the question names its entities."""
+    if c.form in _WALKED_FORMS:
+        return _turned(q, c.shape.anchor.positions, c.shape.hops[0], sides)
+    if c.form not in _CLAIMING_FORMS:
         return False
-    hop = c.shape.hops[0]
-    key = (c.shape.anchor.positions, hop.predicate)
+    # (read only where the question says the verb as the predicate writes it: these
+    # forms are new to the rule, and a noun named as a relation reads as no verb)
+    if _turned(q, c.shape.anchor.positions, c.shape.hops[0], sides, strict=True):
+        return True
+    hop = c.shape.hops[-1]
+    if c.claim is not None and not c.from_value:
+        # (the claimed value is the far end of the slot's relation: its object when the
+        # slot is walked forward from its subject)
+        back = Hop(hop.predicate, not hop.forward)
+        return _turned(q, c.claim.positions, back, sides, strict=True)
+    if c.from_value and c.shape.ends:
+        # (read from the value's side, the claim is the anchor, read above; the slot's
+        # subject, when the question names it too, is read as well)
+        at = named.get(c.shape.ends[0])
+        back = Hop(hop.predicate, not hop.forward)
+        return at is not None and _turned(q, at, back, sides, strict=True)
+    return False
+
+
+def _turned(
+    q: Question,
+    positions: frozenset[int],
+    hop: Hop,
+    sides: dict[tuple[frozenset[int], str, bool], bool | None],
+    *,
+    strict: bool = False,
+) -> bool:
+    """Whether the question's verb puts the entity at ``positions`` at the other end of
+    ``hop``'s relation than the hop leaves it from (its subject when forward)."""
+    key = (positions, hop.predicate, strict)
     if key not in sides:
-        sides[key] = entity_is_subject(q, *key)
+        sides[key] = entity_is_subject(q, positions, hop.predicate, strict=strict)
     subject = sides[key]
     return subject is not None and subject != hop.forward
+
+
+def _the_relation_not_its_saying(q: Question, c: Candidate) -> bool:
+    """Whether a speaker reading answers who stated a relation that the question asks
+    about by the relation's own verb, with no other verb of stating or choosing: "who
+    reports to Marco?" asks who holds REPORTS_TO Marco, not who said it (a verb of saying
+    such as "report" is also a relation's name); "who decided Checkout depends on
+    Payments?" asks who said it."""
+    if c.form != "speaker":
+        return False
+    predicate = c.shape.hops[-1].predicate
+    phrase = verb_phrase(predicate)
+    if phrase is None:
+        return False
+    verb, passive, _ = phrase
+    written = split_words(predicate)[0]
+    named = c.shape.anchor.positions | (c.claim.positions if c.claim is not None else frozenset())
+    rest = [t for t in q.words if t.pos not in named]
+    # (the verb as the predicate writes it, or any form of a passive's: "pallets" in
+    # "who changed the pallets to store C?" names PALLETS_TO as a noun does)
+    says_it = any(t.stem == verb and (passive or t.word in (written, written[:-1])) for t in rest)
+    return says_it and not any(t.stem in _SAYING and t.stem != verb for t in rest)
 
 
 def _no_to_its_own_words(row: Sequence[float]) -> bool:
@@ -902,7 +985,19 @@ _DECIDED = frozenset(
     name_stems(
         "pick picked choose chose chosen decide decided say said propose proposed suggest "
         "suggested recommend recommended select selected prefer preferred want wanted opt "
-        "opted settle settled"
+        "opted settle settled choice"
+    )
+)
+
+#: Verbs of stating, choosing or changing something: "who *logged* the delay?" asks who
+#: stated it.
+_SAYING = _DECIDED | frozenset(
+    name_stems(
+        "state stated tell told report reported log logged note noted record recorded "
+        "confirm confirmed mention mentioned claim claimed flag flagged announce announced "
+        # (and of changing it: "who changed the arrival time?" asks who did)
+        "change changed correct corrected update updated set move moved switch switched "
+        "revise revised amend amended"
     )
 )
 
@@ -1009,6 +1104,12 @@ def _not_what_is_asked(r: Read, c: Candidate) -> str | None:
             'the question asks whether a value has ended ("done", "no longer", "out of"), '
             "which a yes or no about whether it holds would answer the wrong way round; "
             f"now {held}"
+        )
+    if c.form in _NOW_FORMS and (turn := names_a_turn(r.q)) is not None:
+        return (
+            f'the question asks about a past turn ("{turn}"), which memory does not read '
+            f"from a question's words; what holds now is {c.answer} (pass as_of to ask as "
+            "of a write's #, or ask what it was before)"
         )
     if c.form == "earlier" and reports_speech(r.q):
         return (

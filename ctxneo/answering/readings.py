@@ -1057,7 +1057,9 @@ def _no(hop: Hop, now: list[Fact]) -> tuple[tuple[str, ...], str]:
     shown = tuple(dict.fromkeys(hop.end(f) for f in now))
     if not shown:
         return shown, "no: nothing holds now"
-    since = f" since turn {now[-1].turn_id}" if now[-1].turn_id is not None else ""
+    # (since when one value holds: a list's values each began at their own turn)
+    single = len(shown) == 1 and now[-1].turn_id is not None
+    since = f" since turn {now[-1].turn_id}" if single else ""
     return shown, f"no: {render_values(shown)}{since}"
 
 
