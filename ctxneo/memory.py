@@ -374,7 +374,9 @@ class Memory:
             return reader.trace(question, speaker=speaker, k=min(k, MAX_READINGS))
 
     def current(self, subject: str, predicate: str | None = None) -> list[Fact]:
-        """The current facts of ``subject`` (and ``predicate``), oldest first."""
+        """The current facts of ``subject`` (and ``predicate``), oldest first. Names are
+        exact: none for a name spelt otherwise than stored (:meth:`stored_names` gives
+        the spellings stored that differ in case only)."""
         return self.store.current_of(subject, predicate)
 
     def history(

@@ -203,6 +203,9 @@ class JournalPath(click.Path):
     (``Path`` would print ``bolt://h`` as ``bolt:/h``), with the option that takes it."""
 
     def __init__(self, *args: Any, uri_option: str = "--uri", **kwargs: Any) -> None:
+        # (not checked readable here: a journal this user may not read is the journal's
+        # own error, exit 1 as a missing one, not click's usage error, exit 2)
+        kwargs.setdefault("readable", False)
         super().__init__(*args, **kwargs)
         self.uri_option = uri_option
 
