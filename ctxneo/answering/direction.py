@@ -88,6 +88,13 @@ def verb_phrase(predicate: str) -> tuple[str, bool, str | None] | None:
     return None
 
 
+def written_forms(predicate: str) -> frozenset[str]:
+    """A predicate's own verb as it writes it, and that without its "s" ("mentors",
+    "mentor"): the forms a question says it in as a verb, whatever its ending."""
+    written = split_words(predicate)[0]
+    return frozenset({written, written[:-1]} if written.endswith("s") else {written})
+
+
 def entity_is_subject(
     q: Question, positions: frozenset[int], predicate: str, *, strict: bool = False
 ) -> bool | None:
@@ -100,11 +107,9 @@ def entity_is_subject(
     if phrase is None or not positions:
         return None
     verb_stem, passive_predicate, particle = phrase
-    # The predicate's own verb as it writes it, and that without its "s": a verb ending as
-    # a noun of a verb does ("MENTORS", "DELIVERS", "ORDERS") is still the verb when the
-    # question says it so ("who mentors Kenji?", "what does Acme deliver?").
-    written = split_words(predicate)[0]
-    own = {written, written[:-1]} if written.endswith("s") else {written}
+    # A verb ending as a noun of a verb does ("MENTORS", "DELIVERS", "ORDERS") is still
+    # the verb when the question says it as written ("who mentors Kenji?").
+    own = written_forms(predicate)
     words = q.words
     if any(t.word in _RESUMING for t in words):
         return None

@@ -29,7 +29,7 @@ from operator import attrgetter
 import numpy as np
 
 from ctxneo.answering import features as feats
-from ctxneo.answering.direction import entity_is_subject, verb_phrase
+from ctxneo.answering.direction import entity_is_subject, verb_phrase, written_forms
 from ctxneo.answering.entities import cover
 from ctxneo.answering.forms import FORMS
 from ctxneo.answering.learned import ReaderModel
@@ -857,7 +857,7 @@ def _turned(
 
 def _the_relation_not_its_saying(q: Question, c: Candidate) -> bool:
     """Whether a speaker reading answers who stated a relation that the question asks
-    about by the relation's own verb, with no other verb of stating or choosing: "who
+    about by the relation's own verb, with no other verb of stating, choosing or changing: "who
     reports to Marco?" asks who holds REPORTS_TO Marco, not who said it (a verb of saying
     such as "report" is also a relation's name); "who decided Checkout depends on
     Payments?" asks who said it."""
@@ -868,12 +868,12 @@ def _the_relation_not_its_saying(q: Question, c: Candidate) -> bool:
     if phrase is None:
         return False
     verb, passive, _ = phrase
-    written = split_words(predicate)[0]
+    written = written_forms(predicate)
     named = c.shape.anchor.positions | (c.claim.positions if c.claim is not None else frozenset())
     rest = [t for t in q.words if t.pos not in named]
     # (the verb as the predicate writes it, or any form of a passive's: "pallets" in
     # "who changed the pallets to store C?" names PALLETS_TO as a noun does)
-    says_it = any(t.stem == verb and (passive or t.word in (written, written[:-1])) for t in rest)
+    says_it = any(t.stem == verb and (passive or t.word in written) for t in rest)
     return says_it and not any(t.stem in _SAYING and t.stem != verb for t in rest)
 
 
