@@ -316,6 +316,10 @@ def test_arguments_are_taken_as_the_schema_types_them_and_unknown_keys_are_refus
         many = (await error(client, "remember_many", facts=[0] * 150)).split("; ")
         assert len(many) == 11 and many[-1] == "the rest not checked"
         assert "at most 200 items" in await error(client, "declare", multi_valued=["A"] * 201)
+        # a write number past what either store counts in is refused as such, by every tool
+        for tool, args in (("facts", {"entity": "A"}), ("ask", {"question": "who owns A?"})):
+            past = await error(client, tool, **args, as_of=10**30)
+            assert "as_of" in past and "less than or equal to" in past, past
         assert (await ok(client, "stats"))["facts"] == 0
         assert (await ok(client, "remember", **fact, turn=7, multi=False))["stored"]["turn"] == 7
 
