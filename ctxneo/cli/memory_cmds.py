@@ -287,8 +287,12 @@ def retract(subject: str, predicate: str, object: str | None, as_json: bool, **s
     with memory_from(store, create=False) as memory:
         closed = memory.retract(subject, predicate, object)
         # (a value closed already is said as such, not offered as a misspelt name)
-        hint = "" if closed else closed_before(memory.store, subject, predicate, object)
-        hint = hint or ("" if closed else _did_you_mean(memory, subject))
+        hint = (
+            ""
+            if closed
+            else closed_before(memory.store, subject, predicate, object)
+            or _did_you_mean(memory, subject)
+        )
     if as_json:
         emit_json({"closed": [f.to_dict() for f in closed]})
     else:

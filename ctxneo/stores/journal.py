@@ -459,9 +459,6 @@ class Journal:
         try:
             check_owner(self._fd, self.path, "journal")
             self._fd_id = _file_id(os.fstat(self._fd))
-            if not self._dir_checked:
-                self._dir_checked = True
-                self._warn_of_directory()
         except (JournalError, OSError) as e:
             os.close(self._fd)
             self._fd = None
@@ -469,6 +466,11 @@ class Journal:
             if isinstance(e, JournalError):
                 raise
             raise self._fail("open", e) from e
+        if not self._dir_checked:
+            # (after the file is open and held: a warning made an error leaves it held,
+            # closed with the journal, not half-checked inside the checks above)
+            self._dir_checked = True
+            self._warn_of_directory()
         return True
 
     def _open_for_writing(self, *, made_dirs: bool = False) -> int:
