@@ -18,7 +18,7 @@ from ctxneo.answering.features import kind_of
 from ctxneo.answering.forms import KINDS, KindModel
 from ctxneo.answering.learned import ReaderModel
 from ctxneo.answering.linking import says_a_look_alike
-from ctxneo.answering.question import read_question
+from ctxneo.answering.question import left_from, read_question
 from ctxneo.answering.reader import AROUND_UNSURE, Reader, answer_inputs
 from ctxneo.answering.readings import said
 from ctxneo.memory import Memory
@@ -743,6 +743,76 @@ def test_what_a_multi_valued_slot_held_before_is_what_came_off(memory: Memory) -
     # put back on, it is held again: not what the trolley held before
     memory.remember("Trolley_5", "HOLDS", "Tray_Beta", multi=True)
     assert memory.ask("what did trolley 5 hold before?").answer == UNKNOWN
+
+
+def test_what_left_a_thing_is_what_ended_not_what_it_holds(memory: Memory) -> None:
+    # "who left team heron?" asks for the member who went, which the members now answer
+    # the wrong way round (it answered them at 0.93): the values that ended, with when.
+    memory.declare_multi_valued("HAS_MEMBER", "HAS_TASK")
+    for who in ("Ilse Varga", "Ravi Olsen", "Noor Saleh"):
+        memory.remember("Team_Heron", "HAS_MEMBER", who)
+    memory.retract("Team_Heron", "HAS_MEMBER", "Ravi Olsen")
+    for q in ("who left team heron?", "who is no longer in team heron?"):
+        gone = best(memory, q)
+        assert gone.values == ("Ravi Olsen",), q
+        assert "now Ilse Varga; Noor Saleh" in gone.answer
+        assert gone.evidence[0].object == "Ravi Olsen" and gone.evidence[0].valid_to
+    # who remains is what it holds
+    assert best(memory, "who's left on team heron?").values == ("Ilse Varga", "Noor Saleh")
+    assert best(memory, "who is in team heron?").values == ("Ilse Varga", "Noor Saleh")
+    # one value at a time: what came off is the value replaced last
+    memory.remember("Van_7", "DRIVEN_BY", "Ada Pike", speaker="ops", turn_id=3)
+    memory.remember("Van_7", "DRIVEN_BY", "Tove Lind", speaker="ops", turn_id=9)
+    off = best(memory, "which driver came off van 7?")
+    assert off.values == ("Ada Pike",) and "until turn 9" in off.answer
+    # nothing ended: the values held now are not the answer, and the reason says so
+    memory.remember("Cart_3", "HAS_TASK", "sweep yard")
+    none_left = memory.ask("which task came off cart 3?")
+    assert none_left.answer == UNKNOWN and "none of them has ended" in none_left.reason
+    # a thing that left it named in a clause of its own is not what is asked for
+    assert not left_from(read_question("who is unloading the crate that came off van 7?"))
+    # a relation named by the verb itself is what the question asks
+    memory.remember("Note_12", "LEFT_BY", "Ines Reyes")
+    assert best(memory, "who left note 12?").values == ("Ines Reyes",)
+
+
+def test_another_role_of_a_relations_kind_is_not_that_relation(memory: Memory) -> None:
+    # "the assistant site manager" is not the site manager (it answered the site manager
+    # at 0.94): UNKNOWN, saying which role was asked; a relation that names the role
+    # answers it.
+    memory.remember("Block_C", "SITE_MANAGER", "Ilse Varga")
+    memory.remember("Crew_40", "LEAD", "Ravi Olsen")
+    memory.remember("Crew_40", "DEPUTY_LEAD", "Noor Saleh")
+    asked = memory.ask("who's the assistant site manager on block C?")
+    assert asked.answer == UNKNOWN
+    assert "assistant site manager" in asked.reason and "SITE_MANAGER" in asked.reason
+    assert memory.ask("who's the site manager on block C?").values == ("Ilse Varga",)
+    assert memory.ask("who's the deputy lead on crew 40?").values == ("Noor Saleh",)
+    assert memory.ask("who is the acting lead of crew 40?").answer == UNKNOWN
+    assert memory.ask("who leads crew 40?").values == ("Ravi Olsen",)
+    # who said it: the role is what was said, and the speaker the answer
+    memory.remember("Crew_41", "LEAD", "Tove Lind", speaker="Agent_Rota")
+    said = memory.ask("who said Tove Lind was the acting lead of crew 41?")
+    assert said.values == ("Agent_Rota",)
+
+
+def test_a_first_name_with_another_surname_is_another_person(memory: Memory) -> None:
+    # "rob baillie" is not Rob Kerr (it answered Rob Kerr's post at 0.75): UNKNOWN, saying
+    # whom memory holds; the first name alone, the full name, or the surname misspelt by
+    # a letter still name him.
+    memory.remember("Rob Kerr", "POSTED_AT", "Platform 2")
+    memory.remember("Ilse Varga", "POSTED_AT", "Gate 4")
+    other = memory.ask("where is Rob Baillie posted?")
+    assert other.answer == UNKNOWN and "Rob Kerr" in other.reason
+    assert memory.ask("where is rob kerr posted?").values == ("Platform 2",)
+    assert memory.ask("where is rob posted today?").values == ("Platform 2",)
+    assert memory.ask("where is ilse varge posted?").values == ("Gate 4",)
+    # after a capitalised name, a word in lower case is a kind of thing, not a surname
+    memory.remember("Kestrel Varga", "ISSUED", "INV-20")
+    memory.remember("INV-20", "DUE_ON", "2027-01-08")
+    due = memory.ask("when is the Kestrel invoice due?")
+    assert "shares the first name" not in due.reason
+    assert "shares the first name" in memory.ask("when is Kestrel Okonkwo's invoice due?").reason
 
 
 def test_the_asker_is_the_entity_their_handle_names(memory: Memory) -> None:

@@ -414,6 +414,70 @@ def names_a_turn(q: Question) -> str | None:
     return found.group(0) if found else None
 
 
+#: Verbs that, with the particle after them, say a thing left what follows: "which duty
+#: came off the list?", "who got taken off crew 3?", "what was removed from van 7?".
+#: ("dropped off" is not among them: a parcel dropped off at a bay arrived there.)
+_LEAVING = {
+    "off": {"came", "come", "comes", "taken", "took", "pulled", "struck", "crossed", "knocked"},
+    "from": {"removed", "deleted", "dropped", "taken", "took", "pulled", "struck", "moved"},
+    "out": {"came", "taken", "took", "pulled", "moved"},
+}
+#: Words before "left" that make it what remains ("who is left on crew 3?", "nothing
+#: left on van 7") or left behind ("where did it get left?"), not who or what departed.
+_REMAINING = frozenset(
+    "is are was were be been got get gets have has had still nothing anything something "
+    "any much many".split()
+)
+#: Words that place a thing in what follows "no longer": "no longer *in* team falcon".
+_INSIDE = {"in", "on", "at", "with"}
+#: Question words that ask for the thing that left.
+_WHO_WHAT = {"who", "whom", "what", "which"}
+
+
+def left_from(q: Question) -> frozenset[int]:
+    """Where a question names what a thing *left*, when it asks for the thing that left
+    it: the words after "came off", "removed from", "taken out of", "left" or "no longer
+    in", when a "who", "what" or "which" (and at most four words) comes before the verb:
+    "which duty came off the okafor list?", "who left team falcon?", "who is no longer
+    in team falcon?". Empty when it does not ask that: "who's left on crew 3?" asks who
+    remains, "the recorder that came off PAM-3: where is it?" where the recorder is, and
+    "who was taken off 5120, which case is she on?" which case.
+
+    What such a question asks for is a value that *ended* in what follows, which a
+    reading of the values held now answers the wrong way round."""
+    words = q.words
+    for t in words:
+        if t.pos in q.masked or t.pos == 0:
+            continue
+        before = words[t.pos - 1]
+        if t.word == "left":
+            if before.word in _REMAINING or before.possessive:
+                continue
+            verb, rest = t.pos, t.pos + 1
+        elif t.word in _LEAVING and before.word in _LEAVING[t.word]:
+            verb, rest = t.pos - 1, t.pos + 1
+            if t.word == "out":
+                if rest >= len(words) or words[rest].word != "of":
+                    continue
+                rest += 1
+        elif t.word in _INSIDE and before.word == "longer" and t.pos >= 2:
+            if words[t.pos - 2].word != "no":
+                continue
+            verb, rest = t.pos - 2, t.pos + 1
+        else:
+            continue
+        asker = [w for w in words[max(0, verb - 6) : verb] if w.word in _WHO_WHAT]
+        if not asker or verb - asker[-1].pos > 5:
+            continue
+        if any(w.word in _WH or w.word == "that" for w in words[asker[-1].pos + 1 : verb]):
+            continue  # "who is on the crate that came off van 7?": the crate left it
+        if any(w.word in _WH for w in words[rest:]):
+            return frozenset()  # a second question asks something else of what left
+        end = next((w.pos for w in words[rest:] if w.word == "and"), len(words))
+        return frozenset(range(rest, end))
+    return frozenset()
+
+
 _PRONOUNS = {"it", "its", "them", "they", "their", "he", "she", "him", "her", "his"}
 
 

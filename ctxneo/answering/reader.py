@@ -49,6 +49,7 @@ from ctxneo.answering.question import (
     asks_ever,
     counts_events,
     ended_words,
+    left_from,
     lookup_keys,
     names_a_turn,
     read_question,
@@ -417,6 +418,39 @@ class Reader:
             f"yes: {claimed} {until}{now}", (claimed,), evidence, self.confidence(r, i), c.name
         )
 
+    def _came_off(self, r: Read, i: int) -> Reading | None:
+        """For a question that asks what left a named thing ("which duty came off the
+        okafor list?", "who left team falcon?"), where the ``i``-th reading gives the
+        values that thing holds now: the values that ended in its slot instead, with
+        when and what holds now; as sure as the reading (the reading decides which slot,
+        its history which values). ``None`` otherwise, or when none ended (then
+        :func:`_not_what_is_asked` says why the reading is not the answer)."""
+        c = r.ranked[i]
+        ended = _left_values(r, c)
+        if not ended:
+            return None
+        hop = c.shape.hops[-1]
+        values = tuple(dict.fromkeys(hop.end(f) for f in ended))
+        if len(ended) == 1:
+            closing = closing_of(ended[0], _last_slot(r, c) or ())
+            if closing is None:
+                when = f"until withdrawn at #{ended[0].valid_to}"
+            elif closing.turn_id is not None:
+                when = f"until turn {closing.turn_id}"
+            else:
+                when = f"until #{ended[0].valid_to}"
+        else:
+            when = "no longer held"
+        now = f"now {render_values(c.values)}" if c.values else "nothing holds now"
+        evidence = tuple(dict.fromkeys([*ended, *c.evidence]))
+        return Reading(
+            f"{render_values(values)} ({when}; {now})",
+            values,
+            evidence,
+            self.confidence(r, i),
+            c.name,
+        )
+
     def _said_by(self, r: Read, i: int, asker: str | None = None) -> Reading | None:
         """For a question that names who stated a value ("what database did the planner
         pick for Atlas?", of ``Agent_Planner``), the value that speaker stated last in
@@ -481,6 +515,8 @@ class Reader:
             shown[0] = both
         elif shown and asks_ever(r.q) and (ever := self._held_once(r, best[0])) is not None:
             shown[0] = ever
+        elif shown and (gone := self._came_off(r, best[0])) is not None:
+            shown[0] = gone
         elif shown and as_of is None and (said := self._said_by(r, best[0], speaker)) is not None:
             shown[0] = said
         top = shown[0] if shown else None
@@ -1084,6 +1120,122 @@ def _name_words(name: str) -> tuple[str, ...]:
     return tuple(split_words(name))
 
 
+#: Stems of verbs of leaving: a relation named by one of them ("LEFT_BY", "REMOVED_FROM")
+#: is what a question with that verb asks for, not a slot the answer left.
+_LEAVING_STEMS = frozenset(
+    "leav left remov delet drop took taken pull struck cross knock came come move longer".split()
+)
+
+
+def _last_slot(r: Read, c: Candidate) -> list[Fact] | None:
+    """The slot ``c``'s answer is read from (its last hop, from the one entity every path
+    of ``c`` reaches it through), as the walk kept it, closed facts too, oldest first;
+    ``None`` when the paths reach it through several entities or the walk kept no such
+    slot."""
+    hop = c.shape.hops[-1]
+    nodes = {p[-1].subject if hop.forward else p[-1].object for p in c.shape.paths}
+    if len(nodes) != 1:
+        return None
+    slot = r.slots.get((nodes.pop(), hop))
+    return None if slot is None else sorted(slot, key=attrgetter("seq"))
+
+
+def _left_values(r: Read, c: Candidate) -> tuple[Fact, ...] | None:
+    """For a question that asks what left a thing it names (see
+    :func:`~ctxneo.answering.question.left_from`), where ``c`` reads the values that
+    thing holds now (from it, or through one other entity: "which duty came off the
+    okafor list?" of the duties of the job whose homeowner is Okafor): the facts of the
+    values that ended in that slot (of a slot one value replaced another in, the one
+    replaced last), newest first; empty when none ended. ``None`` when the question does
+    not ask that of ``c``'s slot, or a relation of the walk is named by a verb of leaving
+    itself ("who left the note?" of ``Note LEFT_BY Ana``)."""
+    if c.form != "value" or not c.shape.paths:
+        return None
+    named = c.shape.anchor.positions
+    if not named or not named <= left_from(r.q):
+        return None
+    if any(not _LEAVING_STEMS.isdisjoint(name_stems(h.predicate)) for h in c.shape.hops):
+        return None
+    slot = _last_slot(r, c)
+    if slot is None:
+        return None
+    hop = c.shape.hops[-1]
+    now = {hop.end(f) for f in slot if f.valid_to is None}
+    ended = sorted(
+        (f for f in slot if f.valid_to is not None and hop.end(f) not in now),
+        key=lambda f: (f.valid_to or 0, f.seq),
+        reverse=True,
+    )
+    if len(now) <= 1 and replaced(slot):
+        ended = ended[:1]  # one value at a time: the one that left last
+    return tuple(ended)
+
+
+#: Words that, right before a relation's own words, name another role of that kind: the
+#: assistant site manager is not the site manager, nor the deputy lead the lead.
+_OTHER_ROLE = frozenset(
+    "assistant deputy vice acting interim associate backup relief standby alternate "
+    "trainee apprentice junior second 2nd third 3rd".split()
+)
+
+
+def _words_of(predicate: str) -> str:
+    return " ".join(split_words(predicate))
+
+
+def _another_role(r: Read, c: Candidate) -> tuple[str, str] | None:
+    """A word the question says right before the words of a relation ``c`` walks, that
+    names another role than the relation does ("who's the assistant site manager on
+    block B?" of ``SITE_MANAGER``), and that relation; ``None`` when there is none. (A
+    relation whose name says the word, ``ASSISTANT_MANAGER``, is that role.)"""
+    if c.form == "speaker":
+        return None  # (who said it: the role is in what was said, not in the answer's relation)
+    words = r.q.words
+    named = set(c.shape.anchor.positions) | (set(c.claim.positions) if c.claim else set())
+    for a in r.anchors:
+        if a.p >= 0.5:
+            named |= a.positions
+    for hop in c.shape.hops:
+        own = set(name_stems(hop.predicate))
+        said = [t.pos for t in words if not t.stop and t.stem in own and t.pos not in named]
+        if not said or min(said) == 0:
+            continue
+        t = words[min(said) - 1]
+        if t.word in _OTHER_ROLE and t.stem not in own and t.pos not in named:
+            return t.word, hop.predicate
+    return None
+
+
+_OTHER_WORD = LINK_FEATURES.index("other_word")
+
+
+def _another_surname(r: Read, c: Candidate) -> str | None:
+    """The words a question names a person by, when they are the first name of ``c``'s
+    anchor (of two words) and another surname ("where's rob baillie posted?" of ``Rob
+    Kerr``): a person memory holds nothing of, who shares a first name with one it does;
+    ``None`` when it does not. (Linking weighs any word beside a name that may take the
+    place of its own, :func:`~ctxneo.answering.linking._other_word`; a person's name of
+    two words, the first said and the second replaced, is the case that says another
+    person. After a capitalised first word, a word in lower case is a kind: "the
+    Kestrel invoice".)"""
+    a = c.shape.anchor
+    if len(a.features) <= _OTHER_WORD or not a.features[_OTHER_WORD] or len(a.positions) != 1:
+        return None
+    parts = split_words(a.entity)
+    if len(parts) != 2 or not all(w.isalpha() and len(w) >= 3 for w in parts):
+        return None
+    words = r.q.words
+    (at,) = a.positions
+    if at + 1 >= len(words) or words[at].stem != name_stems(a.entity)[0]:
+        return None
+    other = words[at + 1]
+    if other.stop or not other.word.isalpha() or words[at].possessive:
+        return None
+    if words[at].written[:1].isupper() and not other.written[:1].isupper():
+        return None  # "the Ardcairn barrique": a capitalised name, then a word of a kind
+    return f"{words[at].written} {other.written}"
+
+
 def _not_what_is_asked(r: Read, c: Candidate) -> str | None:
     """Why reading ``c`` answers another question than ``r.q`` asks, whatever the ranker
     says of it (the reason an answer is then withheld); ``None`` when it does not.
@@ -1092,7 +1244,9 @@ def _not_what_is_asked(r: Read, c: Candidate) -> str | None:
     they can: whether a value has *ended*, where a verdict says whether it holds; what
     was *said* of a thing, where an earlier value reads the tense of the saying as the
     value's; a count of *events*, where a count reading counts values held now; a name
-    *set aside*, where a reading starts from it or gives it."""
+    *set aside*, where a reading starts from it or gives it; what *left* a thing, where
+    the values it holds now are read and none has ended (see :meth:`Reader._came_off`);
+    *another role* than a relation's ("the deputy lead" of ``LEAD``)."""
     if c.form == "yesno" and _asks_if_ended(r.q, c):
         now = [f for f in c.slot if f.valid_to is None]
         held = (
@@ -1104,6 +1258,22 @@ def _not_what_is_asked(r: Read, c: Candidate) -> str | None:
             'the question asks whether a value has ended ("done", "no longer", "out of"), '
             "which a yes or no about whether it holds would answer the wrong way round; "
             f"now {held}"
+        )
+    if (gone := _left_values(r, c)) is not None and not gone:
+        return (
+            "the question asks what left "
+            f"{c.shape.anchor.entity} (came off, removed, no longer in it), which the values "
+            f"it holds now answer the wrong way round; none of them has ended: now {c.answer}"
+        )
+    if (person := _another_surname(r, c)) is not None:
+        return (
+            f'the question names "{person}", and memory holds {c.shape.anchor.entity}, who '
+            "shares the first name: another person, of whom nothing is held"
+        )
+    if (role := _another_role(r, c)) is not None:
+        return (
+            f"the question asks for the {role[0]} {_words_of(role[1])}, another role than "
+            f"the relation {role[1]} records; the best reading is {c.answer}"
         )
     if c.form in _NOW_FORMS and (turn := names_a_turn(r.q)) is not None:
         return (
