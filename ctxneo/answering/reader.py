@@ -1246,7 +1246,8 @@ def _not_what_is_asked(r: Read, c: Candidate) -> str | None:
     value's; a count of *events*, where a count reading counts values held now; a name
     *set aside*, where a reading starts from it or gives it; what *left* a thing, where
     the values it holds now are read and none has ended (see :meth:`Reader._came_off`);
-    *another role* than a relation's ("the deputy lead" of ``LEAD``)."""
+    *another role* than a relation's ("the deputy lead" of ``LEAD``); *another person*
+    than the anchor, by a first name and another surname ("rob baillie" of ``Rob Kerr``)."""
     if c.form == "yesno" and _asks_if_ended(r.q, c):
         now = [f for f in c.slot if f.valid_to is None]
         held = (
