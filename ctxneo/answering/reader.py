@@ -404,14 +404,7 @@ class Reader:
         )
         if not held:
             return None
-        last = held[-1]
-        closing = closing_of(last, c.slot)
-        if closing is None:
-            until = f"until withdrawn at #{last.valid_to}"  # (retracted: no turn said it)
-        elif closing.turn_id is not None:
-            until = f"until turn {closing.turn_id}"
-        else:
-            until = f"until #{last.valid_to}"
+        until = _until(held[-1], c.slot)
         now = f"; now {render_values(c.values)}" if c.values else "; nothing holds now"
         evidence = tuple(dict.fromkeys([*held[-1:], *c.evidence]))
         return Reading(
@@ -431,16 +424,7 @@ class Reader:
             return None
         hop = c.shape.hops[-1]
         values = tuple(dict.fromkeys(hop.end(f) for f in ended))
-        if len(ended) == 1:
-            closing = closing_of(ended[0], _last_slot(r, c) or ())
-            if closing is None:
-                when = f"until withdrawn at #{ended[0].valid_to}"
-            elif closing.turn_id is not None:
-                when = f"until turn {closing.turn_id}"
-            else:
-                when = f"until #{ended[0].valid_to}"
-        else:
-            when = "no longer held"
+        when = _until(ended[0], _last_slot(r, c) or ()) if len(ended) == 1 else "no longer held"
         now = f"now {render_values(c.values)}" if c.values else "nothing holds now"
         evidence = tuple(dict.fromkeys([*ended, *c.evidence]))
         return Reading(
@@ -1118,6 +1102,17 @@ def _same_words(r: Read, c: Candidate) -> str | None:
 @lru_cache(maxsize=10_000)
 def _name_words(name: str) -> tuple[str, ...]:
     return tuple(split_words(name))
+
+
+def _until(fact: Fact, slot: Sequence[Fact]) -> str:
+    """When a closed value of ``slot`` stopped holding: the turn of the value that
+    replaced it, or the write that withdrew it (no turn said a retraction)."""
+    closing = closing_of(fact, slot)
+    if closing is None:
+        return f"until withdrawn at #{fact.valid_to}"
+    if closing.turn_id is not None:
+        return f"until turn {closing.turn_id}"
+    return f"until #{fact.valid_to}"
 
 
 #: Stems of verbs of leaving: a relation named by one of them ("LEFT_BY", "REMOVED_FROM")
