@@ -721,6 +721,50 @@ def test_a_snapshot_planted_by_another_user_is_ignored(tmp_path: Path, replayed:
     loaded.close()
 
 
+@as_root
+def test_a_name_another_user_holds_does_not_stop_snapshots(tmp_path: Path, replayed: Any) -> None:
+    # In a sticky /tmp anyone may plant "<journal>.snapshot" first; the system then
+    # refuses to replace it, and every open replayed the whole journal for good. A
+    # writer keeps its snapshot under a name of its own, which opens read.
+    path = tmp_path / "memory.jsonl"
+    _memory_with_snapshot(path).close()
+    planted = _snapshot_of(path)
+    os.chown(planted, NOBODY, NOBODY)
+    before = planted.read_bytes()
+    with pytest.warns(SnapshotWarning, match="belongs to user id 65534"):
+        writer = NetworkXStore(path)
+    writer.remember(NewFact("Svc_Birch", "HAS_STATUS", "after the plant"))
+    assert writer.snapshot()
+    writer.close()
+    own = sorted(p.name for p in tmp_path.iterdir() if ".snapshot.own." in p.name)
+    assert len(own) == 1 and planted.read_bytes() == before  # theirs is left as it was
+    assert planted.lstat().st_uid == NOBODY
+    with _opened_quietly(path) as loaded:  # read from ours, without a word
+        assert loaded._snapshot_at == path.stat().st_size
+        _same(loaded, replayed(path))
+        loaded.remember(NewFact("Svc_Birch", "HAS_STATUS", "again"))
+        assert loaded.snapshot()  # the next one replaces ours
+    assert [p.name for p in tmp_path.iterdir() if ".snapshot.own." in p.name] != own
+    assert len([p for p in tmp_path.iterdir() if ".snapshot.own." in p.name]) == 1
+    # once the name is free again, the snapshot takes it and ours under a name go
+    planted.unlink()
+    with _opened_quietly(path) as loaded:
+        loaded.remember(NewFact("Svc_Birch", "HAS_STATUS", "freed"))
+        assert loaded.snapshot()
+    assert planted.lstat().st_uid == os.geteuid()
+    assert not [p for p in tmp_path.iterdir() if ".snapshot.own." in p.name]
+    # a clear deletes a snapshot kept under a name of ours too
+    os.chown(planted, NOBODY, NOBODY)
+    with pytest.warns(SnapshotWarning):
+        store = NetworkXStore(path)
+    store.remember(NewFact("Svc_Birch", "HAS_STATUS", "before the clear"))
+    assert store.snapshot()
+    assert [p for p in tmp_path.iterdir() if ".snapshot.own." in p.name]
+    store.clear()
+    store.close()
+    assert not [p for p in tmp_path.iterdir() if ".snapshot.own." in p.name]
+
+
 # -- who writes one, and when ---------------------------------------------------------------
 
 

@@ -338,6 +338,13 @@ class Journal:
         return self.path.with_name(self.path.name + ".snapshot")
 
     @property
+    def own_snapshot_path(self) -> Path:
+        """The start of the names a snapshot is kept under when :attr:`snapshot_path` is
+        another user's file (a random ending: see :mod:`ctxneo.stores.snapshot`); a
+        clear deletes them."""
+        return self.path.with_name(self.path.name + ".snapshot.own")
+
+    @property
     def snapshot_temp_path(self) -> Path:
         """The start of the names a snapshot is written under before it is renamed into
         place (a random ending: see :func:`create_beside`); a clear deletes those a
@@ -972,7 +979,9 @@ class Journal:
             OSError: the system refused to delete one.
         """
         sides = [self.snapshot_path, self.torn_path]
-        sides += self.left_beside(self.snapshot_temp_path, self.clearing_path, self.torn_path)
+        sides += self.left_beside(
+            self.snapshot_temp_path, self.own_snapshot_path, self.clearing_path, self.torn_path
+        )
         for side in sides:
             try:
                 os.unlink(side)

@@ -41,6 +41,12 @@ written, and two writers never write the temporary file at once. The body is
 built before the lock is taken, from the writer's own state (which is the
 journal's state at the offset it has read, whatever others append meanwhile),
 so other writers wait only for the file to be written.
+
+Where another user's file holds the name ``.snapshot`` (anyone may create it
+first in a sticky ``/tmp``, where the system then refuses to replace it), a
+writer renames its snapshot to ``.snapshot.own.<random>`` instead, a name no
+one could have planted, and deletes the one of that kind it replaces; opening
+reads the newest of ours there. Another user's file is never replaced nor read.
 """
 
 from __future__ import annotations
@@ -49,9 +55,11 @@ import errno
 import hashlib
 import json
 import os
+import secrets
 import warnings
 from contextlib import suppress
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ctxneo.errors import JournalError
@@ -120,16 +128,28 @@ def _warn(message: str) -> None:
 # -- reading --------------------------------------------------------------------------
 
 
-def _open(journal: Journal, *, quiet: bool = False) -> int | None:
+def _open(journal: Journal, *, quiet: bool = False) -> tuple[int, Path] | None:
     """The snapshot, opened for reading if it is safe to read (the journal's rules: no
-    symlink, ours or root's, writable by nobody else); ``None``, with a warning when
+    symlink, ours or root's, writable by nobody else), and its path: the journal's
+    ``.snapshot``, or, when another user's file holds that name, the one of ours kept
+    under a name no one could plant (see :func:`save`). ``None``, with a warning when
     something is wrong, not when there is simply none."""
-    path = journal.snapshot_path
     if journal.shared():
         # Writers never snapshot a journal a team shares (see NetworkXStore), so one
         # found beside it is another member's, who could have written any state in it
         # (its cover proves nothing: every member can read the journal and hash it).
         return None
+    path = journal.snapshot_path
+    if _foreign(path):
+        own = _own_newest(journal)
+        if own is not None:
+            fd = _open_file(own, quiet=quiet)
+            return None if fd is None else (fd, own)
+    fd = _open_file(path, quiet=quiet)
+    return None if fd is None else (fd, path)
+
+
+def _open_file(path: Path, *, quiet: bool) -> int | None:
     try:
         # O_NONBLOCK: opening a FIFO (planted, or made by mistake) for reading would
         # otherwise wait for a writer for ever, with the journal's lock held. It
@@ -150,6 +170,27 @@ def _open(journal: Journal, *, quiet: bool = False) -> int | None:
             _warn(f"{e}; ignored, the journal is replayed instead")
         return None
     return fd
+
+
+def _foreign(path: Path) -> bool:
+    """Whether another user's file (of any kind: a symlink, a FIFO) holds ``path``: not
+    ours to replace, and in a sticky directory (/tmp) the system would refuse it."""
+    try:
+        return os.lstat(path).st_uid not in (os.geteuid(), 0)
+    except OSError:
+        return False
+
+
+def _own_newest(journal: Journal) -> Path | None:
+    """The newest of our snapshots kept under a name of their own (several only when a
+    writer was killed before it deleted the one its snapshot replaced)."""
+    newest: tuple[int, Path] | None = None
+    for path in journal.left_beside(journal.own_snapshot_path):
+        with suppress(OSError):
+            at = os.lstat(path).st_mtime_ns
+            if newest is None or at > newest[0]:
+                newest = (at, path)
+    return None if newest is None else newest[1]
 
 
 def _read_header(
@@ -211,11 +252,12 @@ def covered(journal: Journal, at_least: int = 0) -> int:
     when it covers ``at_least`` that much (0: it does not, or none that can be read
     does: a writer replaces it, so says nothing). Reads its first line only, and the
     journal's bytes it covers only when it covers enough to matter to the caller."""
-    fd = _open(journal, quiet=True)
-    if fd is None:
+    opened = _open(journal, quiet=True)
+    if opened is None:
         return 0
+    fd, path = opened
     try:
-        found = _read_header(fd, journal.snapshot_path, quiet=True)
+        found = _read_header(fd, path, quiet=True)
         if found is None:
             return 0
         cover = _cover(found[0])
@@ -237,10 +279,10 @@ def load(journal: Journal) -> tuple[Cover, bytes] | None:
     (the next writer replaces it); one that is unsafe or damaged with a
     :class:`SnapshotWarning`. Either way the caller replays the journal.
     """
-    fd = _open(journal)
-    if fd is None:
+    opened = _open(journal)
+    if opened is None:
         return None
-    path = journal.snapshot_path
+    fd, path = opened
     try:
         found = _read_header(fd, path)
         if found is None:
@@ -305,21 +347,28 @@ def save(journal: Journal, cover: Cover, body: bytes) -> None:
     # A new name each time (O_EXCL, no symlink followed): a fixed one may be another
     # user's file in a shared directory; one a killed writer left, a clear removes.
     fd, temp = create_beside(journal.snapshot_temp_path, os.O_WRONLY)
+    target = journal.snapshot_path
+    if _foreign(target):
+        # Another user's file holds the name (planted in a sticky /tmp, where the system
+        # refuses to replace it): keep ours under a name no one could have guessed.
+        own = journal.own_snapshot_path
+        target = own.with_name(f"{own.name}.{secrets.token_hex(8)}")
     try:
         _write_all(fd, line + body)
         if journal.fsync != "off":
             # Whole on disk before its name is the snapshot's. (Without: a power loss
             # may leave the name on nothing whole, which its digest then refuses.)
             os.fsync(fd)
-        os.replace(temp, journal.snapshot_path)
+        os.replace(temp, target)
     except BaseException:
         with suppress(OSError):
             os.unlink(temp)
         raise
     finally:
         os.close(fd)
-    for left in journal.left_beside(journal.snapshot_temp_path):
-        with suppress(OSError):
-            os.unlink(left)  # (half-written by a writer killed mid-snapshot)
+    for left in journal.left_beside(journal.snapshot_temp_path, journal.own_snapshot_path):
+        if left != target:
+            with suppress(OSError):
+                os.unlink(left)  # (half-written by a killed writer, or replaced by this)
     if journal.fsync != "off":
         _fsync_dir(journal.path.parent)
