@@ -416,11 +416,20 @@ def names_a_turn(q: Question) -> str | None:
 
 #: Verbs that, with the particle after them, say a thing left what follows: "which duty
 #: came off the list?", "who got taken off crew 3?", "what was removed from van 7?".
-#: ("dropped off" is not among them: a parcel dropped off at a bay arrived there.)
+#: Verbs of removing take these particles too ("which seal got cut off 20458?", "which
+#: patient was discharged from ward 4?"). ("dropped off" is not among them: a parcel
+#: dropped off at a bay arrived there; nor "came out of": what came out of a claim
+#: resulted from it.)
 _LEAVING = {
-    "off": {"came", "come", "comes", "taken", "took", "pulled", "struck", "crossed", "knocked"},
-    "from": {"removed", "deleted", "dropped", "taken", "took", "pulled", "struck", "moved"},
-    "out": {"came", "taken", "took", "pulled", "moved"},
+    "off": {
+        *"came come comes taken took pulled struck crossed knocked cut cleared wiped".split(),
+        *"scrubbed stripped deleted removed".split(),
+    },
+    "from": {
+        *"removed deleted dropped drop drops taken took pulled struck moved cut cleared".split(),
+        *"withdrawn withdrew discharged unloaded released excluded stripped".split(),
+    },
+    "out": {"taken", "took", "pulled", "moved"},
 }
 #: Words before "left" that make it what remains ("who is left on crew 3?", "nothing
 #: left on van 7") or left behind ("where did it get left?"), not who or what departed.
@@ -434,10 +443,23 @@ _INSIDE = {"in", "on", "at", "with"}
 _WHO_WHAT = {"who", "whom", "what", "which"}
 
 
+def _leaving_verb(q: Question, particle: int) -> int | None:
+    """Where the verb of leaving stands whose particle is at ``particle`` ("came off",
+    "taken back out of"), or ``None`` when the word before it is no such verb."""
+    words = q.words
+    at = particle - 1
+    if f"{words[at].written}-{words[particle].written}" in q.text:
+        return None  # one word written with a hyphen: a noun, "the wind cut-off"
+    if words[at].word == "back" and at > 0:
+        at -= 1  # "taken back out of", "pulled back off"
+    return at if words[at].word in _LEAVING[words[particle].word] else None
+
+
 def left_from(q: Question) -> frozenset[int]:
     """Where a question names what a thing *left*, when it asks for the thing that left
-    it: the words after "came off", "removed from", "taken out of", "left" or "no longer
-    in", when a "who", "what" or "which" (and at most four words) comes before the verb:
+    it: the words after "came off", "removed from", "taken (back) out of", "cleared off",
+    "left" or "no longer in" (see ``_LEAVING``), when a "who", "what" or "which" (and at
+    most four words) comes before the verb:
     "which duty came off the okafor list?", "who left team falcon?", "who is no longer
     in team falcon?". Empty when it does not ask that: "who's left on crew 3?" asks who
     remains, "the recorder that came off PAM-3: where is it?" where the recorder is, and
@@ -454,8 +476,8 @@ def left_from(q: Question) -> frozenset[int]:
             if before.word in _REMAINING or before.possessive:
                 continue
             verb, rest = t.pos, t.pos + 1
-        elif t.word in _LEAVING and before.word in _LEAVING[t.word]:
-            verb, rest = t.pos - 1, t.pos + 1
+        elif t.word in _LEAVING and (at := _leaving_verb(q, t.pos)) is not None:
+            verb, rest = at, t.pos + 1
             if t.word == "out":
                 if rest >= len(words) or words[rest].word != "of":
                     continue

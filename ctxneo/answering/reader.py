@@ -21,6 +21,7 @@ evidence, text), so answers do not depend on hash seeds or store order.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -1118,7 +1119,8 @@ def _until(fact: Fact, slot: Sequence[Fact]) -> str:
 #: Stems of verbs of leaving: a relation named by one of them ("LEFT_BY", "REMOVED_FROM")
 #: is what a question with that verb asks for, not a slot the answer left.
 _LEAVING_STEMS = frozenset(
-    "leav left remov delet drop took taken pull struck cross knock came come move longer".split()
+    "leav left remov delet drop took taken pull struck cross knock came come move longer "
+    "cut clear wipe scrub strip withdraw withdrawn withdrew discharg unload releas exclud".split()
 )
 
 
@@ -1127,12 +1129,17 @@ def _last_slot(r: Read, c: Candidate) -> list[Fact] | None:
     of ``c`` reaches it through), as the walk kept it, closed facts too, oldest first;
     ``None`` when the paths reach it through several entities or the walk kept no such
     slot."""
+    node = _slot_node(c)
+    slot = None if node is None else r.slots.get((node, c.shape.hops[-1]))
+    return None if slot is None else sorted(slot, key=attrgetter("seq"))
+
+
+def _slot_node(c: Candidate) -> str | None:
+    """The one entity every path of ``c`` reads its answer from (its last hop's near
+    end), or ``None`` when the paths reach the answer through several."""
     hop = c.shape.hops[-1]
     nodes = {p[-1].subject if hop.forward else p[-1].object for p in c.shape.paths}
-    if len(nodes) != 1:
-        return None
-    slot = r.slots.get((nodes.pop(), hop))
-    return None if slot is None else sorted(slot, key=attrgetter("seq"))
+    return nodes.pop() if len(nodes) == 1 else None
 
 
 def _left_values(r: Read, c: Candidate) -> tuple[Fact, ...] | None:
@@ -1146,9 +1153,19 @@ def _left_values(r: Read, c: Candidate) -> tuple[Fact, ...] | None:
     itself ("who left the note?" of ``Note LEFT_BY Ana``)."""
     if c.form != "value" or not c.shape.paths:
         return None
+    left = left_from(r.q)
     named = c.shape.anchor.positions
-    if not named or not named <= left_from(r.q):
+    if not left:
         return None
+    if not named or not named <= left:
+        # A walk from elsewhere that reads the slot of an entity named there is read so
+        # too: "which batch was taken out of the 0907 lot?" of the batches of DL-0907.
+        node = _slot_node(c)
+        if not any(
+            a.entity == node and a.p >= 0.5 and a.positions and a.positions <= left
+            for a in r.anchors
+        ):
+            return None
     if any(not _LEAVING_STEMS.isdisjoint(name_stems(h.predicate)) for h in c.shape.hops):
         return None
     slot = _last_slot(r, c)
@@ -1181,8 +1198,9 @@ def _words_of(predicate: str) -> str:
 def _another_role(r: Read, c: Candidate) -> tuple[str, str] | None:
     """A word the question says right before the words of a relation ``c`` walks, that
     names another role than the relation does ("who's the assistant site manager on
-    block B?" of ``SITE_MANAGER``), and that relation; ``None`` when there is none. (A
-    relation whose name says the word, ``ASSISTANT_MANAGER``, is that role.)"""
+    block B?" of ``SITE_MANAGER``; or right after them, the relation's holder said as
+    an owner: "the site manager's deputy"), and that relation; ``None`` when there is
+    none. (A relation whose name says the word, ``ASSISTANT_MANAGER``, is that role.)"""
     if c.form == "speaker":
         return None  # (who said it: the role is in what was said, not in the answer's relation)
     words = r.q.words
@@ -1198,10 +1216,56 @@ def _another_role(r: Read, c: Candidate) -> tuple[str, str] | None:
         t = words[min(said) - 1]
         if t.word in _OTHER_ROLE and t.stem not in own and t.pos not in named:
             return t.word, hop.predicate
+        # "the site lead's deputy": a role of the relation's holder is another role too
+        end = words[max(said)]
+        if end.possessive and end.pos + 1 < len(words):
+            t = words[end.pos + 1]
+            if t.word in _OTHER_ROLE and t.stem not in own and t.pos not in named:
+                return t.word, hop.predicate
     return None
 
 
 _OTHER_WORD = LINK_FEATURES.index("other_word")
+
+
+def _number_unsaid(r: Read, c: Candidate) -> tuple[str, Fact] | None:
+    """A number the question says outside the names it names ("who reported the *63%*
+    activation on RW-3?"), and the fact a speaker reading of ``c`` rests on, when that
+    fact does not say it (``RW-3 STATUS activating``); ``None`` otherwise. Who stated
+    a value is asked of the statement the question describes, and a number it gives
+    is part of that description: a fact without it is another statement. (A word that
+    starts with letters is a name's, "the XC90", not a number said.)"""
+    if c.form != "speaker" or not c.evidence:
+        return None
+    covered = set(c.shape.anchor.positions) | (set(c.claim.positions) if c.claim else set())
+    for a in r.anchors:
+        if a.p >= 0.5:
+            covered |= a.positions
+    stated = next((f for f in c.evidence if f.speaker in c.values), c.evidence[0])
+    said = {int(n) for n in _DIGITS.findall(f"{stated.subject} {stated.object}")}
+    words = r.q.words
+    for t in words[1:]:
+        before = words[t.pos - 1]
+        if before.word in _CLAUSE:
+            break  # "while the 15 was down": what else held then, not what was stated
+        if t.pos in covered or t.pos in r.q.masked or not t.word[:1].isdigit():
+            continue
+        # A number said as a value follows a function word ("to 14", "the 63%"); after
+        # a noun it names a thing ("lane 1"), in a word that starts with letters too
+        # ("XC90"); after "at" it is a time, after "not" a value denied.
+        if not before.stop or before.group == t.group or before.word in _NOT_A_VALUE:
+            continue
+        if any(int(n) not in said for n in _DIGITS.findall(t.word)):
+            return t.written, stated
+    return None
+
+
+_DIGITS = re.compile(r"\d+")
+#: Words before a number that make it no value stated: a time ("fixed at 214"), a
+#: value denied ("19, not 9").
+_NOT_A_VALUE = frozenset("at around about by before after since until till not".split())
+#: Words that open a clause of circumstances: what follows is not the statement asked.
+_CLAUSE = frozenset("while when whilst because as since after before until if".split())
 
 
 def _another_surname(r: Read, c: Candidate) -> str | None:
@@ -1241,7 +1305,8 @@ def _not_what_is_asked(r: Read, c: Candidate) -> str | None:
     value's; a count of *events*, where a count reading counts values held now; a name
     *set aside*, where a reading starts from it or gives it; what *left* a thing, where
     the values it holds now are read and none has ended (see :meth:`Reader._came_off`);
-    *another role* than a relation's ("the deputy lead" of ``LEAD``); *another person*
+    *another role* than a relation's ("the deputy lead" of ``LEAD``, "the lead's
+    deputy"); who stated a *number* a fact does not say; *another person*
     than the anchor, by a first name and another surname ("rob baillie" of ``Rob Kerr``)."""
     if c.form == "yesno" and _asks_if_ended(r.q, c):
         now = [f for f in c.slot if f.valid_to is None]
@@ -1260,6 +1325,13 @@ def _not_what_is_asked(r: Read, c: Candidate) -> str | None:
             "the question asks what left "
             f"{c.shape.anchor.entity} (came off, removed, no longer in it), which the values "
             f"it holds now answer the wrong way round; none of them has ended: now {c.answer}"
+        )
+    if (unsaid := _number_unsaid(r, c)) is not None:
+        number, fact = unsaid
+        return (
+            f'the question asks who stated something with "{number}" in it, and the fact '
+            f"{fact.subject} {fact.predicate}: {fact.object} does not say it; the best "
+            f"reading is {c.answer}"
         )
     if (person := _another_surname(r, c)) is not None:
         return (
