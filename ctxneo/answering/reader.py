@@ -1263,9 +1263,10 @@ def _number_unsaid(r: Read, c: Candidate) -> tuple[str, Fact] | None:
 _DIGITS = re.compile(r"\d+")
 #: Words before a number that make it no value stated: a time ("fixed at 214"), a
 #: value denied ("19, not 9").
-_NOT_A_VALUE = frozenset("at around about by before after since until till not".split())
-#: Words that open a clause of circumstances: what follows is not the statement asked.
-_CLAUSE = frozenset("while when whilst because as since after before until if".split())
+_NOT_A_VALUE = frozenset("at around about by not".split())
+#: Words that open a clause of circumstances ("while the 15 was down", "before 9"):
+#: what follows is not the statement asked.
+_CLAUSE = frozenset("while when whilst because as since after before until till if".split())
 
 
 def _another_surname(r: Read, c: Candidate) -> str | None:
