@@ -1195,6 +1195,16 @@ def _words_of(predicate: str) -> str:
     return " ".join(split_words(predicate))
 
 
+def _named_positions(r: Read, c: Candidate) -> set[int]:
+    """The question positions names stand in: ``c``'s anchor and claim, and every anchor
+    named surely (what a rule reading the question's other words leaves out)."""
+    named = set(c.shape.anchor.positions) | (set(c.claim.positions) if c.claim else set())
+    for a in r.anchors:
+        if a.p >= 0.5:
+            named |= a.positions
+    return named
+
+
 def _another_role(r: Read, c: Candidate) -> tuple[str, str] | None:
     """A word the question says right before the words of a relation ``c`` walks, that
     names another role than the relation does ("who's the assistant site manager on
@@ -1204,10 +1214,7 @@ def _another_role(r: Read, c: Candidate) -> tuple[str, str] | None:
     if c.form == "speaker":
         return None  # (who said it: the role is in what was said, not in the answer's relation)
     words = r.q.words
-    named = set(c.shape.anchor.positions) | (set(c.claim.positions) if c.claim else set())
-    for a in r.anchors:
-        if a.p >= 0.5:
-            named |= a.positions
+    named = _named_positions(r, c)
     for hop in c.shape.hops:
         own = set(name_stems(hop.predicate))
         said = [t.pos for t in words if not t.stop and t.stem in own and t.pos not in named]
@@ -1237,10 +1244,7 @@ def _number_unsaid(r: Read, c: Candidate) -> tuple[str, Fact] | None:
     starts with letters is a name's, "the XC90", not a number said.)"""
     if c.form != "speaker" or not c.evidence:
         return None
-    covered = set(c.shape.anchor.positions) | (set(c.claim.positions) if c.claim else set())
-    for a in r.anchors:
-        if a.p >= 0.5:
-            covered |= a.positions
+    covered = _named_positions(r, c)
     stated = next((f for f in c.evidence if f.speaker in c.values), c.evidence[0])
     said = {int(n) for n in _DIGITS.findall(f"{stated.subject} {stated.object}")}
     words = r.q.words
