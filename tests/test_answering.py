@@ -779,14 +779,14 @@ def test_what_left_a_thing_is_what_ended_not_what_it_holds(memory: Memory) -> No
     for defect in ("cracked mirror", "worn wiper", "loose panel"):
         memory.remember("Truck_88", "HAS_DEFECT", defect)
     memory.retract("Truck_88", "HAS_DEFECT", "worn wiper")
-    for q in ("which defect got cleared off truck 88?", "which defect was cut from truck 88?"):
+    for q in ("which defect was wiped off truck 88?", "which defect was cut from truck 88?"):
         assert best(memory, q).values == ("worn wiper",), q
     # a walk from another entity that reads the slot of the thing named is read so too
     memory.remember("Lot_0412", "WITNESSED_BY", "Ines Reyes")
     for batch in ("UB-71", "UB-72", "UB-79"):
         memory.remember("Lot_0412", "CONTAINS_BATCH", batch)
     memory.retract("Lot_0412", "CONTAINS_BATCH", "UB-72")
-    back = best(memory, "which batch was taken back out of the 0412 lot?")
+    back = best(memory, "which batch was pulled back out of lot 0412?")
     assert back.values == ("UB-72",)
     # what came out of a thing resulted from it: that is not a value that ended
     memory.remember("Claim_5", "RESULTED_IN", "CN-8801")
@@ -819,24 +819,24 @@ def test_another_role_of_a_relations_kind_is_not_that_relation(memory: Memory) -
 
 
 def test_who_stated_a_number_is_asked_of_a_fact_that_says_it(memory: Memory) -> None:
-    # "who reported the 63% activation?" describes a statement by its number: a fact of
-    # the wave that does not say it is another statement (it answered its speaker at
+    # "who reported the 40% fill?" describes a statement by its number: a fact of
+    # the tank that does not say it is another statement (it answered its speaker at
     # 0.69), held back with the reason; a fact that says it, however written, answers.
-    memory.remember("Wave_3", "STATUS", "activating", speaker="reissue_pm")
-    memory.remember("Wave_3", "CARDS_SENT", "4,800", speaker="print_ops")
-    held = memory.ask("who reported the 63% activation on wave 3?")
-    assert held.answer == UNKNOWN and '"63"' in held.reason and "activating" in held.reason
-    assert memory.ask("who said wave 3 was activating?").values == ("reissue_pm",)
+    memory.remember("Tank_2", "STATUS", "filling", speaker="reissue_pm")
+    memory.remember("Tank_2", "LITRES_IN", "4,800", speaker="print_ops")
+    held = memory.ask("who reported the 40% fill on tank 2?")
+    assert held.answer == UNKNOWN and '"40"' in held.reason and "filling" in held.reason
+    assert memory.ask("who said tank 2 was filling?").values == ("reissue_pm",)
     # a number after "at" is when it was said or done, which facts do not hold; one
     # denied, one after a noun (a name) or in a clause of circumstances is no value said
     for q in (
-        "who told us wave 3 was activating at 214?",
-        "who told us wave 3 was activating, not 9?",
-        "who told us wave 3 was activating while wave 5 was paused?",
-        "who told us wave 3 was activating in hall 2?",
+        "who told us tank 2 was filling at 1130?",
+        "who told us tank 2 was filling, not 12?",
+        "who told us tank 2 was filling while tank 5 was drained?",
+        "who told us tank 2 was filling in hall 2?",
     ):
         assert "who stated something" not in memory.ask(q).reason, q
-    assert memory.ask("who reported the 4,800 cards on wave 3?").values == ("print_ops",)
+    assert memory.ask("who reported the 4,800 litres in tank 2?").values == ("print_ops",)
     # digits in a word that starts with letters are a name's, not a number said
     memory.remember("Car XC90", "FAULT", "gearbox failure", speaker="patrol_sw")
     assert memory.ask("who recorded the gearbox failure on the XC90?").values == ("patrol_sw",)

@@ -416,7 +416,7 @@ def names_a_turn(q: Question) -> str | None:
 
 #: Verbs that, with the particle after them, say a thing left what follows: "which duty
 #: came off the list?", "who got taken off crew 3?", "what was removed from van 7?".
-#: Verbs of removing take these particles too ("which seal got cut off 20458?", "which
+#: Verbs of removing take these particles too ("which tag got cut off crate 31?", "which
 #: patient was discharged from ward 4?"). ("dropped off" is not among them: a parcel
 #: dropped off at a bay arrived there; nor "came out of": what came out of a claim
 #: resulted from it.)

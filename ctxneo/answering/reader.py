@@ -1159,7 +1159,7 @@ def _left_values(r: Read, c: Candidate) -> tuple[Fact, ...] | None:
         return None
     if not named or not named <= left:
         # A walk from elsewhere that reads the slot of an entity named there is read so
-        # too: "which batch was taken out of the 0907 lot?" of the batches of DL-0907.
+        # too: "which pallet was pulled out of bay 77?" of the pallets of Bay_77.
         node = _slot_node(c)
         if not any(
             a.entity == node and a.p >= 0.5 and a.positions and a.positions <= left
@@ -1236,9 +1236,9 @@ _OTHER_WORD = LINK_FEATURES.index("other_word")
 
 
 def _number_unsaid(r: Read, c: Candidate) -> tuple[str, Fact] | None:
-    """A number the question says outside the names it names ("who reported the *63%*
-    activation on RW-3?"), and the fact a speaker reading of ``c`` rests on, when that
-    fact does not say it (``RW-3 STATUS activating``); ``None`` otherwise. Who stated
+    """A number the question says outside the names it names ("who reported the *40%*
+    fill on tank 2?"), and the fact a speaker reading of ``c`` rests on, when that
+    fact does not say it (``Tank_2 STATUS filling``); ``None`` otherwise. Who stated
     a value is asked of the statement the question describes, and a number it gives
     is part of that description: a fact without it is another statement. (A word that
     starts with letters is a name's, "the XC90", not a number said.)"""
@@ -1251,10 +1251,10 @@ def _number_unsaid(r: Read, c: Candidate) -> tuple[str, Fact] | None:
     for t in words[1:]:
         before = words[t.pos - 1]
         if before.word in _CLAUSE:
-            break  # "while the 15 was down": what else held then, not what was stated
+            break  # "while the 12 was off": what else held then, not what was stated
         if t.pos in covered or t.pos in r.q.masked or not t.word[:1].isdigit():
             continue
-        # A number said as a value follows a function word ("to 14", "the 63%"); after
+        # A number said as a value follows a function word ("to 14", "the 40%"); after
         # a noun it names a thing ("lane 1"), in a word that starts with letters too
         # ("XC90"); after "at" it is a time, after "not" a value denied.
         if not before.stop or before.group == t.group or before.word in _NOT_A_VALUE:
@@ -1265,10 +1265,10 @@ def _number_unsaid(r: Read, c: Candidate) -> tuple[str, Fact] | None:
 
 
 _DIGITS = re.compile(r"\d+")
-#: Words before a number that make it no value stated: a time ("fixed at 214"), a
-#: value denied ("19, not 9").
+#: Words before a number that make it no value stated: a time ("logged at 1130"), a
+#: value denied ("12, not 21").
 _NOT_A_VALUE = frozenset("at around about by not".split())
-#: Words that open a clause of circumstances ("while the 15 was down", "before 9"):
+#: Words that open a clause of circumstances ("while the 12 was off", "before 9"):
 #: what follows is not the statement asked.
 _CLAUSE = frozenset("while when whilst because as since after before until till if".split())
 
